@@ -1,0 +1,64 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { loadConfig, type Config } from './config.js';
+import { EmulatorClock, type ControllableClock } from './core/clock.js';
+import { installErrorHandling, sendError } from './core/errors.js';
+import { Emulator } from './emulator.js';
+import { emptyState, type State } from './state.js';
+import { installAuthGuard } from './auth/guard.js';
+import { REPOSITORY_PREFIX, repositoryRoutes } from './auth/routes.js';
+import { PROVISIONING_PREFIX, provisioningRoutes } from './provisioning/routes.js';
+import { ANNOTATIONS_PREFIX, annotationRoutes } from './annotations/routes.js';
+import { ALERTS_PREFIX, alertRoutes } from './alerts/routes.js';
+import { CONTROL_PREFIX, controlRoutes } from './control/routes.js';
+
+export interface BuildAppOptions {
+  /** Settings; anything left out takes its default. */
+  config?: Partial<Config>;
+  /** The clock every lifecycle runs on (default: real time). */
+  clock?: ControllableClock;
+  /** The seed, already loaded (default: empty). */
+  fixtures?: State;
+  /** Fastify's logger option (default: off). */
+  logger?: FastifyServerOptions['logger'];
+  loggerInstance?: FastifyServerOptions['loggerInstance'];
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    emulator: Emulator;
+  }
+}
+
+/**
+ * The composition root. Reads nothing from the environment and does not listen: the caller
+ * (server.ts, a test, an embedding program) decides both.
+ */
+export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyInstance> {
+  const config = loadConfig({}, options.config ?? {});
+  const clock = options.clock ?? new EmulatorClock();
+  const emulator = new Emulator(options.fixtures ?? emptyState(), clock, config);
+
+  const app = Fastify({
+    ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? false }),
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
+    bodyLimit: config.bodyLimitBytes,
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.decorate('emulator', emulator);
+  installErrorHandling(app, { unsupportedMediaType: 400 });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, 404, `no resource at ${request.method} ${request.url.split('?')[0]}`),
+  );
+  installAuthGuard(app, emulator);
+
+  await app.register(repositoryRoutes, { prefix: REPOSITORY_PREFIX, emulator });
+  await app.register(provisioningRoutes, { prefix: PROVISIONING_PREFIX, emulator });
+  await app.register(annotationRoutes, { prefix: ANNOTATIONS_PREFIX, emulator });
+  await app.register(alertRoutes, { prefix: ALERTS_PREFIX, emulator });
+  await app.register(controlRoutes, { prefix: CONTROL_PREFIX, emulator });
+
+  return app;
+}

@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../core/clock.js';
+import type { LogInBody, TokenSeed, UserSeed } from './schemas.js';
+
+export interface Session {
+  token: string;
+  userName: string;
+  tenant: string;
+}
+
+/** Users and their session tokens. Tokens expire after an idle time on the emulator's clock. */
+export class AuthStore {
+  private readonly users = new Map<string, UserSeed>();
+  private readonly tokens = new Map<string, TokenSeed & { lastUsedAt: number }>();
+
+  constructor(
+    users: UserSeed[],
+    tokens: TokenSeed[],
+    private readonly clock: Clock,
+    private readonly idleTimeoutMs: number,
+  ) {
+    for (const user of users) this.users.set(user.userName, user);
+    const now = clock.now();
+    for (const token of tokens) this.tokens.set(token.token, { ...token, lastUsedAt: token.lastUsedAt ?? now });
+  }
+
+  /** The Tokens call: a new session for valid credentials, or undefined. */
+  logIn(body: LogInBody): string | undefined {
+    const user =
+      'apiToken' in body
+        ? [...this.users.values()].find((u) => u.apiToken !== undefined && u.apiToken === body.apiToken)
+        : this.users.get(body.userName);
+    if (!user) return undefined;
+    if ('password' in body && user.password !== body.password) return undefined;
+    if (body.tenant !== undefined && body.tenant !== user.tenant) return undefined;
+    const token = randomUUID();
+    this.tokens.set(token, { token, userName: user.userName, neverExpires: false, lastUsedAt: this.clock.now() });
+    return token;
+  }
+
+  logOut(token: string): void {
+    this.tokens.delete(token);
+  }
+
+  /** The session of a valid token, refreshing its idle time; undefined if unknown or expired. */
+  use(token: string | undefined): Session | undefined {
+    if (!token) return undefined;
+    const record = this.tokens.get(token);
+    if (!record) return undefined;
+    const now = this.clock.now();
+    if (!record.neverExpires && now - record.lastUsedAt >= this.idleTimeoutMs) {
+      this.tokens.delete(token);
+      return undefined;
+    }
+    record.lastUsedAt = now;
+    const user = this.users.get(record.userName);
+    if (!user) return undefined;
+    return { token, userName: user.userName, tenant: user.tenant };
+  }
+
+  exportUsers(): UserSeed[] {
+    return [...this.users.values()];
+  }
+
+  exportTokens(): TokenSeed[] {
+    const now = this.clock.now();
+    return [...this.tokens.values()].filter((t) => t.neverExpires || now - t.lastUsedAt < this.idleTimeoutMs);
+  }
+}

@@ -1,0 +1,111 @@
+import { fileURLToPath } from 'node:url';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { literals } from './core/schema.js';
+
+/** The bundled demo seed, found relative to this module in src/ and in dist/ alike. */
+export const BUNDLED_FIXTURES_DIR = fileURLToPath(new URL('../fixtures', import.meta.url));
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/**
+ * Every setting, with the environment variable it comes from (`env`), its default and a
+ * description. This one schema drives validation, `--help`, and the README's table.
+ */
+export const ConfigSchema = Type.Object({
+  port: Type.Integer({ env: 'PORT', flag: 'port', minimum: 0, maximum: 65535, default: 8080, description: 'TCP port to listen on (0 picks a free one)' }),
+  host: Type.String({ env: 'HOST', flag: 'host', minLength: 1, default: '127.0.0.1', description: 'address to listen on (0.0.0.0 in a container)' }),
+  logLevel: literals(LOG_LEVELS, { env: 'LOG_LEVEL', flag: 'log-level', default: 'info', description: 'pino log level' }),
+  fixturesDir: Type.String({ env: 'FIXTURES_DIR', flag: 'fixtures', minLength: 1, default: BUNDLED_FIXTURES_DIR, description: 'folder of fixture JSON files to seed from (default: the bundled demo seed)' }),
+  timeScale: Type.Number({ env: 'TIME_SCALE', flag: 'time-scale', minimum: 0, default: 1, description: 'multiplies every lifecycle duration; 0 makes every transition immediate' }),
+  tokenIdleTimeoutMs: Type.Integer({ env: 'TOKEN_IDLE_TIMEOUT_MS', flag: 'token-idle-timeout-ms', minimum: 1, default: 5 * 60 * 60 * 1000, description: 'a session token expires after this long without use (emulated time)' }),
+  rateLimitMax: Type.Integer({ env: 'RATE_LIMIT_MAX', flag: 'rate-limit-max', minimum: 1, default: 100, description: 'annotation requests per token, and alert calls per alert uid, per window' }),
+  rateLimitWindowMs: Type.Integer({ env: 'RATE_LIMIT_WINDOW_MS', flag: 'rate-limit-window-ms', minimum: 1, default: 60_000, description: 'rate-limit window' }),
+  annotationsListWrapped: Type.Boolean({ env: 'ANNOTATIONS_LIST_WRAPPED', flag: 'annotations-list-wrapped', default: false, description: 'answer the annotation list as {"annotations":[...]} (the real service) instead of a bare array (the spec)' }),
+  alertsRequireToken: Type.Boolean({ env: 'ALERTS_REQUIRE_TOKEN', flag: 'alerts-require-token', default: false, description: 'require X-Auth-Token on alert fire/clear' }),
+  adminToken: Type.Optional(Type.String({ env: 'ADMIN_TOKEN', flag: 'admin-token', minLength: 1, description: 'when set, /_emulator (except health) needs Authorization: Bearer <token>' })),
+  stateFile: Type.Optional(Type.String({ env: 'STATE_FILE', flag: 'state-file', minLength: 1, description: 'persist the state to this file (loaded at start, written atomically)' })),
+  stateFlushIntervalMs: Type.Integer({ env: 'STATE_FLUSH_INTERVAL_MS', flag: 'state-flush-interval-ms', minimum: 0, default: 5000, description: 'how often the state file is written; 0 writes on shutdown only' }),
+  journalSize: Type.Integer({ env: 'JOURNAL_SIZE', flag: 'journal-size', minimum: 0, default: 1000, description: 'how many requests the request journal keeps' }),
+  corsOrigins: Type.String({ env: 'CORS_ORIGINS', flag: 'cors-origins', minLength: 1, default: '*', description: "allowed browser origins: '*' or a comma-separated list" }),
+  bodyLimitBytes: Type.Integer({ env: 'BODY_LIMIT_BYTES', flag: 'body-limit-bytes', minimum: 1, default: 1024 * 1024, description: 'largest request body accepted (larger: 413)' }),
+});
+export type Config = Static<typeof ConfigSchema>;
+export type ConfigKey = keyof Config;
+
+export interface SettingInfo {
+  key: ConfigKey;
+  env: string;
+  flag: string;
+  description: string;
+  default: unknown;
+  schema: TSchema;
+}
+
+export const SETTINGS: SettingInfo[] = Object.entries(ConfigSchema.properties).map(([key, schema]) => {
+  const s = schema as unknown as TSchema & { env: string; flag: string; description: string; default?: unknown };
+  return { key: key as ConfigKey, env: s.env, flag: s.flag, description: s.description, default: s.default, schema: s };
+});
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+function expected(schema: TSchema): string {
+  if (schema.anyOf) return `one of ${schema.anyOf.map((s: TSchema) => s.const).join(', ')}`;
+  const range = [
+    schema.minimum !== undefined ? `>= ${schema.minimum}` : '',
+    schema.maximum !== undefined ? `<= ${schema.maximum}` : '',
+  ].filter(Boolean);
+  if (schema.type === 'boolean') return 'true or false';
+  if (schema.type === 'string') return 'a non-empty string';
+  return `${schema.type === 'integer' ? 'an integer' : 'a number'}${range.length ? ` ${range.join(' and ')}` : ''}`;
+}
+
+function convert(schema: TSchema, raw: unknown): unknown {
+  if (typeof raw !== 'string') return raw;
+  const text = raw.trim();
+  if (schema.type === 'boolean') {
+    if (/^(true|1|yes|on)$/i.test(text)) return true;
+    if (/^(false|0|no|off)$/i.test(text)) return false;
+    return raw;
+  }
+  if ((schema.type === 'integer' || schema.type === 'number') && text !== '') {
+    const n = Number(text);
+    return Number.isNaN(n) ? raw : n;
+  }
+  return raw;
+}
+
+/**
+ * Precedence: an explicit option (command line, buildApp caller) > the environment > the
+ * default. Every bad value is reported at once, so one start shows everything to fix.
+ */
+export function loadConfig(
+  env: Record<string, string | undefined> = {},
+  overrides: Partial<Record<ConfigKey, unknown>> = {},
+): Config {
+  const out: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const setting of SETTINGS) {
+    const fromOption = overrides[setting.key];
+    const fromEnv = env[setting.env];
+    const raw = fromOption !== undefined ? fromOption : fromEnv !== undefined && fromEnv !== '' ? fromEnv : undefined;
+    if (raw === undefined) {
+      if (setting.default !== undefined) out[setting.key] = setting.default;
+      continue;
+    }
+    const value = convert(setting.schema, raw);
+    if (!Value.Check(setting.schema, value)) {
+      const source = fromOption !== undefined ? `--${setting.flag}` : setting.env;
+      problems.push(`${source}=${JSON.stringify(raw)}: expected ${expected(setting.schema)}`);
+      continue;
+    }
+    out[setting.key] = value;
+  }
+  if (problems.length) throw new ConfigError(problems);
+  return out as Config;
+}

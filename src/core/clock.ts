@@ -1,0 +1,110 @@
+/**
+ * The emulator's sense of time. Everything that needs "now" asks a Clock; this is the only
+ * module allowed to read the wall clock, so a test or the control API can move time for
+ * every lifecycle at once.
+ */
+export interface Clock {
+  /** Emulated time, epoch milliseconds. Never decreases. */
+  now(): number;
+}
+
+export interface ClockStatus {
+  now: number;
+  iso: string;
+  scale: number;
+  frozen: boolean;
+}
+
+/** A clock whose time can be advanced, sped up, slowed down or frozen. */
+export interface ControllableClock extends Clock {
+  advance(ms: number): void;
+  setScale(scale: number): void;
+  setFrozen(frozen: boolean): void;
+  status(): ClockStatus;
+}
+
+export const wallClock = (): number => Date.now();
+
+/**
+ * Emulated time = anchor + (source() - sourceAnchor) * scale, plus whatever advance() added.
+ * Re-anchoring on every change keeps the time continuous, so it never jumps backwards when
+ * the scale changes or the clock is frozen and thawed.
+ */
+export class EmulatorClock implements ControllableClock {
+  private anchor: number;
+  private sourceAnchor: number;
+  private scale: number;
+  private frozen: boolean;
+  private last: number;
+
+  constructor(
+    options: { start?: number; scale?: number; frozen?: boolean; source?: () => number } = {},
+  ) {
+    this.source = options.source ?? wallClock;
+    this.sourceAnchor = this.source();
+    this.anchor = options.start ?? this.sourceAnchor;
+    this.scale = options.scale ?? 1;
+    this.frozen = options.frozen ?? false;
+    this.last = this.anchor;
+  }
+
+  private readonly source: () => number;
+
+  now(): number {
+    const running = this.frozen ? 0 : (this.source() - this.sourceAnchor) * this.scale;
+    // The source may step backwards (NTP); emulated time must not.
+    this.last = Math.max(this.last, Math.floor(this.anchor + running));
+    return this.last;
+  }
+
+  advance(ms: number): void {
+    if (!Number.isFinite(ms) || ms < 0) throw new RangeError('time can only move forward');
+    this.reanchor();
+    this.anchor += ms;
+    this.last = Math.max(this.last, this.anchor);
+  }
+
+  setScale(scale: number): void {
+    if (!Number.isFinite(scale) || scale < 0) throw new RangeError('scale must be a number >= 0');
+    this.reanchor();
+    this.scale = scale;
+  }
+
+  setFrozen(frozen: boolean): void {
+    this.reanchor();
+    this.frozen = frozen;
+  }
+
+  /** Moves the clock to `at` if that is later than now; earlier values are ignored. */
+  advanceTo(at: number): void {
+    const now = this.now();
+    if (at > now) this.advance(at - now);
+  }
+
+  status(): ClockStatus {
+    const now = this.now();
+    return { now, iso: new Date(now).toISOString(), scale: this.scale, frozen: this.frozen };
+  }
+
+  private reanchor(): void {
+    this.anchor = this.now();
+    this.sourceAnchor = this.source();
+  }
+}
+
+/** A frozen clock for tests: time moves only when the test advances it. */
+export class ManualClock extends EmulatorClock {
+  constructor(start = Date.UTC(2026, 10, 22, 9, 0, 0)) {
+    super({ start, frozen: true });
+  }
+}
+
+/** Java's Date.toString() in UTC, e.g. "Sun Nov 22 09:15:02 UTC 2026". */
+export function javaDateString(ms: number): string {
+  const d = new Date(ms);
+  const days = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+  const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+  const pad = (n: number) => String(n).padStart(2, '0');
+  const time = `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
+  return `${days[d.getUTCDay()]} ${months[d.getUTCMonth()]} ${pad(d.getUTCDate())} ${time} UTC ${d.getUTCFullYear()}`;
+}

@@ -1,0 +1,29 @@
+import type { FastifyInstance, HTTPMethods } from 'fastify';
+import { badRequest, sendError } from './errors.js';
+
+const METHODS: HTTPMethods[] = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT'];
+
+/**
+ * Answers 405 with an Allow header for every method `url` does not support (OPTIONS is left
+ * to CORS preflight). The answer comes from onRequest, before any body is parsed, so a 405
+ * never turns into a content-type error.
+ */
+export function allowOnly(app: FastifyInstance, url: string, allowed: HTTPMethods[]): void {
+  const allow = allowed.includes('GET') && !allowed.includes('HEAD') ? [...allowed, 'HEAD'] : allowed;
+  const others = METHODS.filter((m) => !allow.includes(m));
+  const header = allow.join(', ');
+  app.route({
+    method: others,
+    url,
+    schema: { hide: true } as object, // kept out of the OpenAPI document
+    onRequest: async (request, reply) =>
+      sendError(reply, 405, `method ${request.method} is not allowed here; allowed: ${header}`, { allow: header }),
+    handler: async () => undefined,
+  });
+}
+
+/** Parses an integer path id; anything else is a 400 naming what was wrong. */
+export function parseId(raw: string, what: string): number {
+  if (!/^\d{1,15}$/.test(raw)) throw badRequest(`${what} id '${raw}' is not an integer`);
+  return Number(raw);
+}

@@ -1,0 +1,108 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { AUTH, TEST_TOKEN, TEST_USER, authSeed, makeApp } from './helpers/app.js';
+
+const REPO = '/concerto/services/rest/RepositoryService/v1';
+const CLOUD = '/concerto/services/rest/CloudService/v1';
+
+let app: FastifyInstance;
+afterEach(async () => app?.close());
+
+describe('Repository Tokens', () => {
+  it('logs in with user name and password and the token opens the provisioning interface', async () => {
+    ({ app } = await makeApp(authSeed()));
+    const login = await app.inject({ method: 'PUT', url: `${REPO}/Tokens`, payload: { userName: TEST_USER.userName, password: TEST_USER.password } });
+    expect(login.statusCode).toBe(200);
+    const { token } = login.json();
+    expect(token).toMatch(/^[0-9a-f-]{36}$/);
+    const objects = await app.inject({ method: 'GET', url: `${REPO}/Objects/grid`, headers: { 'x-auth-token': token } });
+    expect(objects.statusCode).toBe(200);
+    expect(objects.json()).toEqual({ objects: [] });
+  });
+
+  it('logs in with an API token and a matching tenant', async () => {
+    ({ app } = await makeApp(authSeed()));
+    const ok = await app.inject({ method: 'PUT', url: `${REPO}/Tokens`, payload: { apiToken: TEST_USER.apiToken, tenant: 'Default' } });
+    expect(ok.statusCode).toBe(200);
+    const wrongTenant = await app.inject({ method: 'PUT', url: `${REPO}/Tokens`, payload: { apiToken: TEST_USER.apiToken, tenant: 'Other' } });
+    expect(wrongTenant.statusCode).toBe(401);
+  });
+
+  it('refuses bad credentials with 401 and a bad body with 400', async () => {
+    ({ app } = await makeApp(authSeed()));
+    const bad = await app.inject({ method: 'PUT', url: `${REPO}/Tokens`, payload: { userName: TEST_USER.userName, password: 'nope' } });
+    expect(bad.statusCode).toBe(401);
+    expect(bad.json()).toMatchObject({ statusCode: 401, error: 'Unauthorized' });
+    const noBody = await app.inject({ method: 'PUT', url: `${REPO}/Tokens`, payload: { user: 'x' } });
+    expect(noBody.statusCode).toBe(400);
+    expect(noBody.json().message).toBeTruthy();
+    const notJson = await app.inject({ method: 'PUT', url: `${REPO}/Tokens`, payload: '{"userName":', headers: { 'content-type': 'application/json' } });
+    expect(notJson.statusCode).toBe(400);
+    expect(notJson.json().message).toMatch(/not valid JSON/);
+  });
+
+  it('logs out with DELETE, without X-Auth-Token, after which the token is refused', async () => {
+    ({ app } = await makeApp(authSeed()));
+    const out = await app.inject({ method: 'DELETE', url: `${REPO}/Tokens/${TEST_TOKEN}` });
+    expect(out.statusCode).toBe(204);
+    expect(out.body).toBe('');
+    const after = await app.inject({ method: 'GET', url: `${REPO}/Objects/grid`, headers: AUTH });
+    expect(after.statusCode).toBe(401);
+    const again = await app.inject({ method: 'DELETE', url: `${REPO}/Tokens/${TEST_TOKEN}` });
+    expect(again.statusCode).toBe(204);
+  });
+
+  it('expires a token after the idle timeout on the emulator clock, and use keeps it alive', async () => {
+    let clock;
+    ({ app, clock } = await makeApp(authSeed(), { tokenIdleTimeoutMs: 60_000 }));
+    clock.advance(59_000);
+    expect((await app.inject({ url: `${REPO}/Objects/grid`, headers: AUTH })).statusCode).toBe(200);
+    clock.advance(59_000);
+    expect((await app.inject({ url: `${REPO}/Objects/grid`, headers: AUTH })).statusCode).toBe(200);
+    clock.advance(60_000);
+    expect((await app.inject({ url: `${REPO}/Objects/grid`, headers: AUTH })).statusCode).toBe(401);
+  });
+});
+
+describe('X-Auth-Token guard', () => {
+  it('answers 401 with the JSON error body when the token is missing or unknown', async () => {
+    ({ app } = await makeApp(authSeed()));
+    const missing = await app.inject({ url: `${CLOUD}/grid/` });
+    expect(missing.statusCode).toBe(401);
+    expect(missing.json()).toEqual({ statusCode: 401, error: 'Unauthorized', message: 'the X-Auth-Token header is missing' });
+    const unknown = await app.inject({ url: `${CLOUD}/grid/`, headers: { 'x-auth-token': 'nope' } });
+    expect(unknown.statusCode).toBe(401);
+  });
+
+  it('guards unknown paths and odd spellings under protected prefixes too', async () => {
+    ({ app } = await makeApp(authSeed()));
+    for (const url of [`${CLOUD}/nothing-here`, '/CONCERTO/services/rest/cloudservice/v1/grid', `/concerto//services/rest/CloudService/v1/grid//`, '/concerto/services/rest/Cloud%53ervice/v1/grid']) {
+      expect((await app.inject({ url })).statusCode, url).toBe(401);
+    }
+    expect((await app.inject({ url: `${CLOUD}/nothing-here`, headers: AUTH })).statusCode).toBe(404);
+  });
+});
+
+describe('Repository Objects', () => {
+  const seed = () => ({
+    ...authSeed(),
+    rsdbs: [{ id: 7, name: 'Results DB', cloudType: 'EC2' as const, instanceSize: 'EC2 Results Database (Large)', launchCPAName: 'SOASTA EC2', region: 'us-east-1', zone: 'us-east-1a', durations: {} }],
+  });
+
+  it('finds objects of a type by exact name, and lists all without a name', async () => {
+    ({ app } = await makeApp(seed()));
+    const all = await app.inject({ url: `${REPO}/Objects/rsdb`, headers: AUTH });
+    expect(all.json()).toEqual({ objects: [{ id: 7, name: 'Results DB', type: 'rsdb' }] });
+    const byName = await app.inject({ url: `${REPO}/Objects/rsdb?name=Results%20DB`, headers: AUTH });
+    expect(byName.json().objects[0].id).toBe(7);
+    const none = await app.inject({ url: `${REPO}/Objects/rsdb?name=nope`, headers: AUTH });
+    expect(none.json()).toEqual({ objects: [] });
+  });
+
+  it('answers 404 for an unknown type, naming the known ones', async () => {
+    ({ app } = await makeApp(seed()));
+    const res = await app.inject({ url: `${REPO}/Objects/toString`, headers: AUTH });
+    expect(res.statusCode).toBe(404);
+    expect(res.json().message).toMatch(/grid, testenvironment, rsdb or domain/);
+  });
+});
