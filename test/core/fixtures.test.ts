@@ -1,0 +1,56 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FixtureError, jsonPath } from '../../src/core/fixtures.js';
+import { loadFixtures, parseState } from '../../src/state.js';
+
+async function folder(files: Record<string, unknown>): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'fixtures-'));
+  for (const [name, content] of Object.entries(files)) {
+    await writeFile(join(dir, name), typeof content === 'string' ? content : JSON.stringify(content));
+  }
+  return dir;
+}
+
+const user = { userName: 'a@example.com', password: 'x' };
+
+describe('fixtures loader', () => {
+  it('merges every JSON file of a folder and fills defaults', async () => {
+    const dir = await folder({ 'a.json': { users: [user] }, 'b.json': { tokens: [{ token: 't', userName: 'a@example.com' }] } });
+    const state = await loadFixtures(dir);
+    expect(state.users).toEqual([{ ...user, tenant: 'Default' }]);
+    expect(state.tokens[0]).toMatchObject({ token: 't', neverExpires: false });
+    expect(state.grids).toEqual([]);
+  });
+
+  it('names the file, the JSON path and the problem of an invalid file', async () => {
+    const dir = await folder({ 'bad.json': { users: [{ userName: 'a', password: 1 }] } });
+    await expect(loadFixtures(dir)).rejects.toThrow(/bad\.json: \$\.users\[0\]\.password: Expected string/);
+  });
+
+  it('refuses unknown top-level sections and unparseable JSON', async () => {
+    await expect(loadFixtures(await folder({ 'x.json': { gridz: [] } }))).rejects.toThrow(/x\.json: \$\.gridz/);
+    await expect(loadFixtures(await folder({ 'y.json': '{ "users": [' }))).rejects.toThrow(/y\.json: \$: not valid JSON/);
+  });
+
+  it('refuses an id defined twice across files, naming both files', async () => {
+    const dir = await folder({ 'a.json': { users: [user] }, 'b.json': { users: [user] } });
+    await expect(loadFixtures(dir)).rejects.toThrow(/b\.json: \$\.users: "a@example\.com" is also defined in .*a\.json/);
+  });
+
+  it('refuses references to things that do not exist', () => {
+    expect(() => parseState({ tokens: [{ token: 't', userName: 'ghost' }] }, 'posted')).toThrow(FixtureError);
+    expect(() => parseState({ tokens: [{ token: 't', userName: 'ghost' }] }, 'posted')).toThrow(/\$\.tokens\[0\]\.userName: no user 'ghost'/);
+  });
+
+  it('reports a missing folder clearly', async () => {
+    await expect(loadFixtures('/nonexistent/fixtures')).rejects.toThrow(/cannot read fixtures folder \/nonexistent\/fixtures/);
+  });
+
+  it('spells JSON paths the way people read them', () => {
+    expect(jsonPath('/grids/0/servers/1/cloudType')).toBe('$.grids[0].servers[1].cloudType');
+    expect(jsonPath('')).toBe('$');
+    expect(jsonPath('/a b')).toBe('$["a b"]');
+  });
+});
