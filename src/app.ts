@@ -11,6 +11,9 @@ import { PROVISIONING_PREFIX, provisioningRoutes } from './provisioning/routes.j
 import { ANNOTATIONS_PREFIX, annotationRoutes } from './annotations/routes.js';
 import { ALERTS_PREFIX, alertRoutes } from './alerts/routes.js';
 import { CONTROL_PREFIX, controlRoutes } from './control/routes.js';
+import { installCors } from './cors.js';
+import { installOpenApi } from './openapi.js';
+import { OneLinePerRequest, installRequestId } from './request-log.js';
 
 export interface BuildAppOptions {
   /** Settings; anything left out takes its default. */
@@ -45,6 +48,8 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
     bodyLimit: config.bodyLimitBytes,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
+    logController: new OneLinePerRequest(),
+    requestIdHeader: 'x-request-id',
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('emulator', emulator);
@@ -52,6 +57,10 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, 404, `no resource at ${request.method} ${request.url.split('?')[0]}`),
   );
+  installRequestId(app);
+  // CORS before the guard (a preflight has no token); OpenAPI before the routes it lists.
+  await installCors(app, config.corsOrigins);
+  await installOpenApi(app, config);
   installAuthGuard(app, emulator);
 
   await app.register(repositoryRoutes, { prefix: REPOSITORY_PREFIX, emulator });

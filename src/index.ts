@@ -1,0 +1,106 @@
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import { buildApp } from './app.js';
+import { loadConfig, type Config, type ConfigKey } from './config.js';
+import { EmulatorClock, type ControllableClock } from './core/clock.js';
+import type { Emulator } from './emulator.js';
+import { emptyState, loadFixtures, parseState, type State } from './state.js';
+
+export { buildApp, type BuildAppOptions } from './app.js';
+export { ConfigError, ConfigSchema, SETTINGS, loadConfig, type Config, type ConfigKey, type SettingInfo } from './config.js';
+export { EmulatorClock, ManualClock, type Clock, type ClockStatus, type ControllableClock } from './core/clock.js';
+export { FixtureError } from './core/fixtures.js';
+export { ErrorBodySchema, type ErrorBody } from './core/errors.js';
+export { FixtureFileSchema, StateSchema, emptyState, loadFixtures, parseState, type State } from './state.js';
+export type { Emulator } from './emulator.js';
+
+export interface StartEmulatorOptions extends Partial<Omit<Config, 'fixturesDir'>> {
+  /**
+   * The seed: a folder of fixture files, or a State (any subset of its sections).
+   * Default: the bundled demo fixtures.
+   */
+  fixtures?: string | Partial<State>;
+  /** The clock every lifecycle runs on; pass a ManualClock to move time by hand. Default: real time. */
+  clock?: ControllableClock;
+  /** Fastify's logger option. Default: off, so a test run stays quiet. */
+  logger?: FastifyServerOptions['logger'];
+}
+
+/** A running emulator and the control operations a test needs, without going through HTTP. */
+export interface RunningEmulator {
+  /** Base URL, e.g. http://127.0.0.1:39123 (no trailing slash). */
+  url: string;
+  /** Base URL of the provisioning interface ({base_url}/services/rest/CloudService/v1). */
+  provisioningUrl: string;
+  /** Base URL of the annotation and alert interfaces ({rum_base_url}). */
+  rumUrl: string;
+  app: FastifyInstance;
+  emulator: Emulator;
+  clock: ControllableClock;
+  config: Config;
+  /** Back to the seed the emulator started with. */
+  reset(): void;
+  /** Moves emulated time forward; every lifecycle follows at once. */
+  advance(ms: number): void;
+  /** Emulated time, epoch ms. */
+  now(): number;
+  /** The whole state, in the fixture format. */
+  state(): State;
+  /** Replaces the whole state (validated like a fixture set). */
+  load(state: Partial<State>): void;
+  /** Stops listening after in-flight requests finish; flushes the state file if one is set. */
+  close(): Promise<void>;
+}
+
+function baseUrl(address: AddressInfo): string {
+  const { address: host, port } = address;
+  // A wildcard address is not a place to connect to; loopback reaches it.
+  if (host === '0.0.0.0') return `http://127.0.0.1:${port}`;
+  if (host === '::') return `http://[::1]:${port}`;
+  return host.includes(':') ? `http://[${host}]:${port}` : `http://${host}:${port}`;
+}
+
+/**
+ * Starts an emulator in this process, e.g. in a test suite's global setup:
+ *
+ *   const emu = await startEmulator({ port: 0, clock: new ManualClock() });
+ *   await fetch(`${emu.provisioningUrl}/grid/`, { headers: { 'X-Auth-Token': 'demo-token' } });
+ *   emu.advance(60_000);
+ *   await emu.close();
+ *
+ * Reads nothing from the environment: every setting is an option (port defaults to 0, a
+ * free port; host to 127.0.0.1).
+ */
+export async function startEmulator(options: StartEmulatorOptions = {}): Promise<RunningEmulator> {
+  const { fixtures, clock: givenClock, logger, ...settings } = options;
+  const config = loadConfig({}, { port: 0, ...settings } as Partial<Record<ConfigKey, unknown>>);
+  const seed =
+    typeof fixtures === 'string' || fixtures === undefined
+      ? await loadFixtures(fixtures ?? config.fixturesDir)
+      : parseState({ ...emptyState(), ...fixtures }, 'startEmulator fixtures');
+  const clock = givenClock ?? new EmulatorClock();
+  const app = await buildApp({ config, clock, fixtures: seed, logger: logger ?? false });
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    await app.close();
+    throw err;
+  }
+  const url = baseUrl(app.server.address() as AddressInfo);
+  const { emulator } = app;
+  return {
+    url,
+    provisioningUrl: `${url}/concerto/services/rest/CloudService/v1`,
+    rumUrl: `${url}/concerto/mpulse`,
+    app,
+    emulator,
+    clock,
+    config,
+    reset: () => emulator.reset(),
+    advance: (ms) => clock.advance(ms),
+    now: () => clock.now(),
+    state: () => emulator.exportState(),
+    load: (state) => emulator.replace(parseState({ ...emptyState(), ...state }, 'load()')),
+    close: () => app.close(),
+  };
+}
