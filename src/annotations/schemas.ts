@@ -1,24 +1,125 @@
 import { Type, type Static } from '@sinclair/typebox';
 
+/** Latest instant a JavaScript Date can hold; later "times" cannot be real. */
+const MAX_EPOCH_MS = 8_640_000_000_000_000;
+
+const fields = {
+  id: Type.Integer({ minimum: 1, description: 'annotation id' }),
+  title: Type.String({ description: 'short title' }),
+  text: Type.String({ description: 'description' }),
+  start: Type.Integer({ minimum: 0, maximum: MAX_EPOCH_MS, description: 'UTC epoch milliseconds' }),
+  end: Type.Integer({ minimum: 0, maximum: MAX_EPOCH_MS, description: 'UTC epoch milliseconds; only for annotations with a range' }),
+  domainId: Type.Integer({ minimum: 1, description: 'domain id' }),
+  lastModified: Type.Integer({ description: 'UTC epoch milliseconds of the last create or update' }),
+  source: Type.String({ description: '"REST API" for annotations made through this interface' }),
+  type: Type.String({ description: '"USER_ENTERED" for annotations made through this interface' }),
+  user: Type.String({ description: 'identity of the creating user' }),
+};
+
 export const DomainSeedSchema = Type.Object(
-  { id: Type.Integer({ minimum: 1 }), name: Type.String({ minLength: 1 }) },
+  { id: fields.domainId, name: Type.String({ minLength: 1, description: 'domain name, e.g. www.example.com' }) },
   { additionalProperties: false },
 );
 export type DomainSeed = Static<typeof DomainSeedSchema>;
 
+/**
+ * An annotation in a fixture. Times are absolute (`start`, `end`) or relative to the moment
+ * the seed loads (`startAgoMs`, `endAgoMs`), so a demo seed stays in "the last 30 days"
+ * however old the file is. An export always writes absolute times.
+ */
 export const AnnotationSeedSchema = Type.Object(
   {
-    id: Type.Integer({ minimum: 1 }),
-    title: Type.String(),
-    text: Type.String(),
-    start: Type.Integer({ description: 'UTC epoch ms' }),
-    end: Type.Optional(Type.Integer({ description: 'UTC epoch ms; only for ranges' })),
-    domainIds: Type.Array(Type.Integer({ minimum: 1 }), { default: [] }),
-    lastModified: Type.Optional(Type.Integer()),
+    id: fields.id,
+    title: fields.title,
+    text: fields.text,
+    start: Type.Optional(fields.start),
+    startAgoMs: Type.Optional(Type.Integer({ minimum: 0, description: 'start = the time the seed loads minus this many ms (instead of start)' })),
+    end: Type.Optional(fields.end),
+    endAgoMs: Type.Optional(Type.Integer({ minimum: 0, description: 'end = the time the seed loads minus this many ms (instead of end)' })),
+    domainIds: Type.Array(fields.domainId, { default: [], description: 'ids from the domains catalogue; empty: tenant-wide' }),
+    lastModified: Type.Optional(Type.Integer({ description: 'UTC epoch ms; absent: the moment the seed loads' })),
     source: Type.String({ default: 'REST API' }),
-    type: Type.String({ default: 'USER_ENTERED' }),
-    user: Type.String(),
+    type: Type.String({ default: 'USER_ENTERED', description: 'USER_ENTERED, MP_SYSTEM_EVENT, MP_ALERT, DIMENSION_EXPLOSION, ...' }),
+    user: fields.user,
+  },
+  {
+    additionalProperties: false,
+    // For editors: exactly one form of start, at most one of end. The store checks it too.
+    oneOf: [{ required: ['start'] }, { required: ['startAgoMs'] }],
+    not: { required: ['end', 'endAgoMs'] },
+  },
+);
+export type AnnotationSeed = Static<typeof AnnotationSeedSchema>;
+
+/** An annotation as the interface answers it (section 2.5). */
+export const AnnotationSchema = Type.Object(
+  {
+    id: fields.id,
+    title: fields.title,
+    text: fields.text,
+    start: fields.start,
+    end: Type.Optional(fields.end),
+    domains: Type.Array(Type.Object({ id: fields.domainId, name: Type.String() }, { additionalProperties: false }), {
+      description: 'the attached domains; empty for a tenant-wide annotation',
+    }),
+    lastModified: fields.lastModified,
+    source: fields.source,
+    type: fields.type,
+    user: fields.user,
   },
   { additionalProperties: false },
 );
-export type AnnotationSeed = Static<typeof AnnotationSeedSchema>;
+export type Annotation = Static<typeof AnnotationSchema>;
+
+const DomainIdsSchema = Type.Union([fields.domainId, Type.Array(fields.domainId)], {
+  description: 'one domain id, or an array of them',
+});
+
+export const AnnotationCreateBodySchema = Type.Object(
+  {
+    title: fields.title,
+    start: fields.start,
+    text: fields.text,
+    end: Type.Optional(fields.end),
+    domainIds: Type.Optional(DomainIdsSchema),
+  },
+  { additionalProperties: false },
+);
+export type AnnotationCreateBody = Static<typeof AnnotationCreateBodySchema>;
+
+export const AnnotationUpdateBodySchema = Type.Object(
+  {
+    title: Type.Optional(fields.title),
+    start: Type.Optional(fields.start),
+    text: Type.Optional(fields.text),
+    end: Type.Optional(Type.Union([fields.end, Type.Null()], { description: 'a time, or null to remove the range' })),
+    domainIds: Type.Optional(DomainIdsSchema),
+  },
+  { additionalProperties: false, description: 'any subset of the create fields' },
+);
+export type AnnotationUpdateBody = Static<typeof AnnotationUpdateBodySchema>;
+
+export const AnnotationIdSchema = Type.Object({ id: fields.id }, { additionalProperties: false });
+
+/** Path ids arrive as text and are parsed by the route, so "abc" gets a message of its own. */
+export const AnnotationParamsSchema = Type.Object({ id: Type.String({ description: 'annotation id (integer)' }) });
+
+export const AnnotationListQuerySchema = Type.Object(
+  {
+    'date-start': Type.Optional(Type.String({ description: 'UTC epoch ms; keeps annotations with start >= this' })),
+    'date-end': Type.Optional(Type.String({ description: 'UTC epoch ms; keeps annotations with start <= this' })),
+    domain: Type.Optional(
+      Type.Union([Type.String(), Type.Array(Type.String())], {
+        description: 'domain id, or a comma-separated list; keeps annotations on any of them plus tenant-wide ones',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type AnnotationListQuery = Static<typeof AnnotationListQuerySchema>;
+
+export const AnnotationListSchema = Type.Array(AnnotationSchema, { description: 'ascending start, then id' });
+export const AnnotationListWrappedSchema = Type.Object(
+  { annotations: AnnotationListSchema },
+  { additionalProperties: false, description: 'the real service\'s shape (ANNOTATIONS_LIST_WRAPPED=true)' },
+);

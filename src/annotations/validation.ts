@@ -1,0 +1,128 @@
+import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
+import { Kind, type TSchema } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { ValueErrorType, type ValueError } from '@sinclair/typebox/value';
+
+/**
+ * Strict request validation for the annotation and alert interfaces (alerts import it from
+ * here). Fastify's default Ajv settings coerce `"5"` into 5 and silently drop unknown fields;
+ * a client that sends `{"start":"1631282415000"}` or `{"domainId":5}` would then be accepted
+ * here and refused by the real service. This compiler takes values exactly as sent.
+ *
+ * Failures are returned in Ajv's error shape so the shared error handler words them:
+ * "body: missing required field 'title'", "body: unknown field 'domainId'",
+ * "body field 'start' must be an integer >= 0".
+ */
+
+type Schema = TSchema & Record<string, unknown>;
+
+function plural(schema: Schema): string {
+  switch (schema[Kind]) {
+    case 'Integer':
+      return 'integers';
+    case 'Number':
+      return 'numbers';
+    case 'String':
+      return 'strings';
+    case 'Object':
+      return 'JSON objects';
+    default:
+      return `values that are ${describe(schema)}`;
+  }
+}
+
+/** What a schema expects, in words: "an integer >= 0", "an integer or an array of integers". */
+export function describe(schema: Schema): string {
+  switch (schema[Kind]) {
+    case 'Integer':
+    case 'Number': {
+      const range = [
+        schema.minimum !== undefined ? `>= ${schema.minimum}` : '',
+        schema.maximum !== undefined ? `<= ${schema.maximum}` : '',
+      ].filter(Boolean);
+      return `${schema[Kind] === 'Integer' ? 'an integer' : 'a number'}${range.length ? ` ${range.join(' and ')}` : ''}`;
+    }
+    case 'String':
+      return (schema.minLength as number | undefined) ? 'a non-empty string' : 'a string';
+    case 'Boolean':
+      return 'true or false';
+    case 'Null':
+      return 'null';
+    case 'Object':
+      return 'a JSON object';
+    case 'Array':
+      return `an array of ${plural(schema.items as Schema)}`;
+    case 'Literal':
+      return JSON.stringify(schema.const);
+    case 'Union': {
+      const variants = schema.anyOf as Schema[];
+      if (variants.every((v) => v[Kind] === 'Literal')) return `one of ${variants.map((v) => JSON.stringify(v.const)).join(', ')}`;
+      return variants.map(describe).join(' or ');
+    }
+    default:
+      return 'valid';
+  }
+}
+
+const jsonTypeOfKind: Record<string, string> = {
+  Integer: 'number',
+  Number: 'number',
+  String: 'string',
+  Boolean: 'boolean',
+  Null: 'null',
+  Object: 'object',
+  Array: 'array',
+};
+
+function jsonType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  return typeof value;
+}
+
+/**
+ * The error worth reporting. A union that fails names every alternative, which hides the
+ * real problem when the value plainly meant one of them: for `[1, "x"]` against
+ * "integer or array of integers", the useful answer is "domainIds.1 must be an integer".
+ */
+function innermost(error: ValueError): ValueError {
+  if (error.type !== ValueErrorType.Union) return error;
+  const variants = (error.schema as Schema).anyOf as Schema[];
+  const kind = jsonType(error.value);
+  const matching = variants.map((v, i) => ({ v, i })).filter(({ v }) => jsonTypeOfKind[v[Kind] as string] === kind);
+  if (matching.length !== 1) return error;
+  const inner = error.errors[matching[0].i]?.First();
+  return inner ? innermost(inner) : error;
+}
+
+function unescape(token: string): string {
+  return token.replace(/~1/g, '/').replace(/~0/g, '~');
+}
+
+/** One TypeBox error in the shape of an Ajv error, which the shared error handler reads. */
+function toAjvError(error: ValueError): FastifySchemaValidationError {
+  const tokens = error.path.split('/').slice(1).map(unescape);
+  const last = tokens.pop() ?? '';
+  const parent = tokens.length ? `/${tokens.join('/')}` : '';
+  switch (error.type) {
+    case ValueErrorType.ObjectRequiredProperty:
+      return { keyword: 'required', instancePath: parent, schemaPath: '', params: { missingProperty: last }, message: 'is required' };
+    case ValueErrorType.ObjectAdditionalProperties:
+      return { keyword: 'additionalProperties', instancePath: parent, schemaPath: '', params: { additionalProperty: last }, message: 'is not allowed' };
+    default:
+      return { keyword: 'type', instancePath: error.path, schemaPath: '', params: {}, message: `must be ${describe(error.schema as Schema)}` };
+  }
+}
+
+/** Validates without coercion, removal or defaults: what is accepted is what was sent. */
+export const strictValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema }) => {
+  const checker = TypeCompiler.Compile(schema);
+  return (value: unknown) => {
+    if (checker.Check(value)) return { value };
+    const first = checker.Errors(value).First();
+    const error = first
+      ? toAjvError(innermost(first))
+      : { keyword: 'type', instancePath: '', schemaPath: '', params: {}, message: 'is invalid' };
+    return { error: [error] };
+  };
+};
