@@ -1,10 +1,84 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Emulator } from '../emulator.js';
-import { installErrorHandling } from '../core/errors.js';
+import { ErrorBodySchema, badRequest, installErrorHandling } from '../core/errors.js';
+import { registerRateLimit } from '../annotations/rate-limit.js';
+import { strictValidatorCompiler } from '../annotations/validation.js';
+import { AlertParamsSchema, ClearBodySchema, FireBodySchema } from './schemas.js';
 
 export const ALERTS_PREFIX = '/concerto/mpulse/api/alerts';
 
-/** The alert interface (skeleton: routes are added by the alerts work). */
-export const alertRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = async (app) => {
+const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorBodySchema]));
+
+/**
+ * The body is optional: an empty one, whatever its Content-Type (`curl -d ''` sends a form
+ * type), means "no body". A non-empty body must be JSON; anything else is a 400.
+ */
+function acceptOptionalJson(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if ((body as string).trim() === '') return done(null, undefined);
+    parseJson(request, body as string, done);
+  });
+  app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
+    if ((body as string) === '') return done(null, undefined);
+    const type = request.headers['content-type'];
+    done(badRequest(type ? `unsupported Content-Type '${type}': send the body as application/json` : 'the body has no Content-Type: send it as application/json'), undefined);
+  });
+}
+
+/** The alert interface: an external application fires or clears a configured alert. */
+export const alertRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = async (app, { emulator }) => {
   installErrorHandling(app, { unsupportedMediaType: 400 });
+  app.setValidatorCompiler(strictValidatorCompiler);
+  acceptOptionalJson(app);
+
+  await registerRateLimit(app, {
+    max: emulator.config.rateLimitMax,
+    windowMs: emulator.config.rateLimitWindowMs,
+    per: 'alert',
+    key: (request) => `alert:${(request.params as { uid?: string }).uid ?? ''}`,
+    counters: () => emulator.stores.alerts.rateLimits,
+  });
+
+  const store = () => emulator.stores.alerts;
+  const tags = ['Alerts'];
+
+  /** POST /<uid>/fire: trigger the alert with the given or the default message and subject. */
+  app.post(
+    '/:uid/fire',
+    {
+      schema: {
+        tags,
+        summary: 'Trigger an alert',
+        params: AlertParamsSchema,
+        body: FireBodySchema,
+        response: { 204: Type.Null(), ...errors(400, 401, 404, 409, 429) },
+      },
+    },
+    async (request, reply) => {
+      store().fire(request.params.uid, request.body ?? undefined);
+      return reply.code(204).send(null);
+    },
+  );
+
+  /** POST /<uid>/clear: clear the alert. */
+  app.post(
+    '/:uid/clear',
+    {
+      schema: {
+        tags,
+        summary: 'Clear an alert',
+        params: AlertParamsSchema,
+        body: ClearBodySchema,
+        response: { 204: Type.Null(), ...errors(400, 401, 404, 409, 429) },
+      },
+    },
+    async (request, reply) => {
+      store().clear(request.params.uid);
+      return reply.code(204).send(null);
+    },
+  );
 };

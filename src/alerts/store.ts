@@ -1,14 +1,88 @@
 import type { Clock } from '../core/clock.js';
+import { conflict, notFound } from '../core/errors.js';
+import { RateCounters } from '../annotations/rate-limit.js';
 import type { State } from '../state.js';
+import { ALERT_HISTORY_LIMIT, type Alert, type AlertEvent, type FireContent } from './schemas.js';
 
-/** Alerts and their fire/clear history. (Skeleton: filled in by the alerts work.) */
+/**
+ * Alerts and everything sent through them. Each fire and clear is recorded with its time
+ * and content, so a test can ask afterwards what its system under test triggered.
+ */
 export class AlertStore {
+  private readonly alerts = new Map<string, Alert>();
+  /** Calls per alert uid in the current rate-limit window; a reset starts them afresh. */
+  readonly rateLimits = new RateCounters();
+
   constructor(
-    private readonly state: Pick<State, 'alerts'>,
+    state: Pick<State, 'alerts'>,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    for (const alert of state.alerts) this.alerts.set(alert.uid, structuredClone(alert));
+  }
+
+  /** Every alert with its state and history, in fixture order. */
+  list(): Alert[] {
+    return [...this.alerts.values()].map((a) => structuredClone(a));
+  }
+
+  /** One alert with its state and history; 404 if the uid is unknown. */
+  get(uid: string): Alert {
+    return structuredClone(this.find(uid));
+  }
+
+  /** Enables or disables an alert (a change made in the user interface); 404 if unknown. */
+  setEnabled(uid: string, enabled: boolean): Alert {
+    const alert = this.find(uid);
+    alert.enabled = enabled;
+    alert.lastUpdated = this.clock.now();
+    return structuredClone(alert);
+  }
+
+  /**
+   * Triggers the alert: 404 if unknown, 409 if disabled. Fields left out of `content` take
+   * the alert's defaults. Firing an alert that is already firing notifies again.
+   */
+  fire(uid: string, content: FireContent = {}): AlertEvent {
+    const alert = this.usable(uid);
+    const at = this.clock.now();
+    alert.state = 'firing';
+    alert.lastTriggered = at;
+    return this.record(alert, {
+      action: 'fire',
+      at,
+      message: content.message ?? alert.message ?? `${alert.name} is firing`,
+      subject: content.subject ?? alert.subject ?? alert.name,
+    });
+  }
+
+  /** Clears the alert: 404 if unknown, 409 if disabled. Clearing a cleared alert is recorded too. */
+  clear(uid: string): AlertEvent {
+    const alert = this.usable(uid);
+    const at = this.clock.now();
+    alert.state = 'cleared';
+    alert.lastCleared = at;
+    return this.record(alert, { action: 'clear', at });
+  }
 
   export(): Pick<State, 'alerts'> {
-    return this.state;
+    return { alerts: this.list() };
+  }
+
+  private find(uid: string): Alert {
+    const alert = this.alerts.get(uid);
+    if (!alert) throw notFound(`alert '${uid}' does not exist`);
+    return alert;
+  }
+
+  private usable(uid: string): Alert {
+    const alert = this.find(uid);
+    if (!alert.enabled) throw conflict(`alert '${uid}' (${alert.name}) is disabled; it must be enabled before it can be fired or cleared`);
+    return alert;
+  }
+
+  private record(alert: Alert, event: AlertEvent): AlertEvent {
+    alert.history.push(event);
+    if (alert.history.length > ALERT_HISTORY_LIMIT) alert.history.splice(0, alert.history.length - ALERT_HISTORY_LIMIT);
+    return { ...event };
   }
 }
