@@ -1,10 +1,198 @@
+import type { FastifyRequest, HTTPMethods } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import type { Emulator } from '../emulator.js';
-import { installErrorHandling } from '../core/errors.js';
+import { ErrorBodySchema, badRequest, installErrorHandling } from '../core/errors.js';
+import { allowOnly, parseId } from '../core/routing.js';
+import {
+  ActionBodySchema,
+  CloudServerListItemSchema,
+  CloudServerSchema,
+  EnvironmentSchema,
+  GridSchema,
+  IdParamsSchema,
+  RsdbSchema,
+} from './schemas.js';
 
 export const PROVISIONING_PREFIX = '/concerto/services/rest/CloudService/v1';
 
-/** The provisioning interface (skeleton: routes are added by the provisioning work). */
-export const provisioningRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = async (app) => {
+const TAGS = ['Provisioning'];
+const READ_ERRORS = { 400: ErrorBodySchema, 401: ErrorBodySchema, 404: ErrorBodySchema };
+const LIST_ERRORS = { 401: ErrorBodySchema };
+
+/**
+ * Checks an action body before the schema does, so that each way of getting it wrong gets
+ * its own message (the schema's type coercion would turn `{"action":5}` into "5").
+ */
+function actionBody(resource: string, actions: readonly string[]) {
+  const use = `use ${actions.join(' or ')}`;
+  return async (request: FastifyRequest): Promise<void> => {
+    const body: unknown = request.body;
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      throw badRequest(`the body must be a JSON object such as {"action":"${actions[0]}"}`);
+    }
+    if (!('action' in body)) throw badRequest(`the body has no 'action': ${use}`);
+    const { action } = body;
+    if (typeof action !== 'string') throw badRequest(`'action' must be a string: ${use}`);
+    if (!actions.includes(action)) throw badRequest(`unknown action '${action}' for ${resource}: ${use}`);
+  };
+}
+
+const userOf = (request: FastifyRequest) => request.session?.userName ?? 'unknown';
+
+/** The provisioning interface: grids, cloud servers, RSDBs and test environments. */
+export const provisioningRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = async (app, { emulator }) => {
   installErrorHandling(app, { unsupportedMediaType: 400 });
+  // Without a text/plain parser, a non-JSON body is a media-type error, rendered as a 400.
+  app.removeContentTypeParser('text/plain');
+  const store = () => emulator.stores.provisioning;
+
+  const paths: Array<[string, HTTPMethods[]]> = [
+    ['/grid', ['GET']],
+    ['/grid/:id', ['GET']],
+    ['/grid/:id/action', ['POST']],
+    ['/cloudserver', ['GET']],
+    ['/cloudserver/:id', ['GET']],
+    ['/cloudserver/:id/action', ['POST']],
+    ['/rsdb/:id', ['GET']],
+    ['/rsdb/:id/action', ['POST']],
+    ['/environment/:id', ['GET']],
+    ['/environment/:id/action', ['POST']],
+  ];
+  for (const [url, methods] of paths) allowOnly(app, url, methods);
+
+  // --- Grids ---------------------------------------------------------------------------
+
+  /** GET /grid/: every grid started at least once, terminated ones included */
+  app.get(
+    '/grid',
+    { schema: { tags: TAGS, summary: 'List active grids', response: { 200: Type.Array(GridSchema), ...LIST_ERRORS } } },
+    async () => store().listGrids(),
+  );
+
+  /** GET /grid/:id: a grid with its servers, journal and statistics */
+  app.get(
+    '/grid/:id',
+    { schema: { tags: TAGS, summary: 'Get a grid', params: IdParamsSchema, response: { 200: GridSchema, ...READ_ERRORS } } },
+    async (request) => store().getGrid(parseId(request.params.id, 'grid')),
+  );
+
+  /** POST /grid/:id/action: start a new deployment, or terminate (cancel) the current one */
+  app.post(
+    '/grid/:id/action',
+    {
+      preValidation: actionBody('a grid', ['start', 'terminate']),
+      schema: {
+        tags: TAGS,
+        summary: 'Start or terminate a grid',
+        params: IdParamsSchema,
+        body: ActionBodySchema,
+        response: { 202: GridSchema, ...READ_ERRORS },
+      },
+    },
+    async (request, reply) => {
+      const id = parseId(request.params.id, 'grid');
+      const grid = request.body.action === 'start' ? store().startGrid(id, userOf(request)) : store().terminateGrid(id);
+      return reply.code(202).send(grid);
+    },
+  );
+
+  // --- Cloud servers ---------------------------------------------------------------------
+
+  /** GET /cloudserver/: every cloud server on the system, terminated ones included */
+  app.get(
+    '/cloudserver',
+    {
+      schema: { tags: TAGS, summary: 'List cloud servers', response: { 200: Type.Array(CloudServerListItemSchema), ...LIST_ERRORS } },
+    },
+    async () => store().listCloudServers(),
+  );
+
+  /** GET /cloudserver/:id: a cloud server with its host names */
+  app.get(
+    '/cloudserver/:id',
+    { schema: { tags: TAGS, summary: 'Get a cloud server', params: IdParamsSchema, response: { 200: CloudServerSchema, ...READ_ERRORS } } },
+    async (request) => store().getCloudServer(parseId(request.params.id, 'cloud server')),
+  );
+
+  /** POST /cloudserver/:id/action: restart or terminate one cloud server */
+  app.post(
+    '/cloudserver/:id/action',
+    {
+      preValidation: actionBody('a cloud server', ['restart', 'terminate']),
+      schema: {
+        tags: TAGS,
+        summary: 'Restart or terminate a cloud server',
+        params: IdParamsSchema,
+        body: ActionBodySchema,
+        response: { 202: CloudServerSchema, ...READ_ERRORS },
+      },
+    },
+    async (request, reply) => {
+      const id = parseId(request.params.id, 'cloud server');
+      const server = request.body.action === 'restart' ? store().restartCloudServer(id) : store().terminateCloudServer(id);
+      return reply.code(202).send(server);
+    },
+  );
+
+  // --- RSDBs -----------------------------------------------------------------------------
+
+  /** GET /rsdb/:id: a results database and its server */
+  app.get(
+    '/rsdb/:id',
+    { schema: { tags: TAGS, summary: 'Get an RSDB', params: IdParamsSchema, response: { 200: RsdbSchema, ...READ_ERRORS } } },
+    async (request) => store().getRsdb(parseId(request.params.id, 'RSDB')),
+  );
+
+  /** POST /rsdb/:id/action: start or terminate a results database */
+  app.post(
+    '/rsdb/:id/action',
+    {
+      preValidation: actionBody('an RSDB', ['start', 'terminate']),
+      schema: {
+        tags: TAGS,
+        summary: 'Start or terminate an RSDB',
+        params: IdParamsSchema,
+        body: ActionBodySchema,
+        response: { 202: RsdbSchema, ...READ_ERRORS },
+      },
+    },
+    async (request, reply) => {
+      const id = parseId(request.params.id, 'RSDB');
+      const rsdb = request.body.action === 'start' ? store().startRsdb(id) : store().terminateRsdb(id);
+      return reply.code(202).send(rsdb);
+    },
+  );
+
+  // --- Test environments -----------------------------------------------------------------
+
+  /** GET /environment/:id: a test environment, with its url once the main server exists */
+  app.get(
+    '/environment/:id',
+    {
+      schema: { tags: TAGS, summary: 'Get a test environment', params: IdParamsSchema, response: { 200: EnvironmentSchema, ...READ_ERRORS } },
+    },
+    async (request) => store().getEnvironment(parseId(request.params.id, 'test environment')),
+  );
+
+  /** POST /environment/:id/action: launch, or terminate (cancel) a test environment */
+  app.post(
+    '/environment/:id/action',
+    {
+      preValidation: actionBody('a test environment', ['start', 'terminate']),
+      schema: {
+        tags: TAGS,
+        summary: 'Start or terminate a test environment',
+        params: IdParamsSchema,
+        body: ActionBodySchema,
+        response: { 202: EnvironmentSchema, ...READ_ERRORS },
+      },
+    },
+    async (request, reply) => {
+      const id = parseId(request.params.id, 'test environment');
+      const env =
+        request.body.action === 'start' ? store().startEnvironment(id, userOf(request)) : store().terminateEnvironment(id);
+      return reply.code(202).send(env);
+    },
+  );
 };
