@@ -4,6 +4,7 @@ import type { Config } from '../../src/config.js';
 import { BUNDLED_FIXTURES_DIR } from '../../src/config.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { emptyState, loadFixtures, parseState, type State } from '../../src/state.js';
+import { watchResponses } from './conformance.js';
 
 export const T0 = Date.UTC(2026, 10, 22, 9, 0, 0);
 
@@ -19,6 +20,8 @@ export async function makeApp(
 ): Promise<TestApp> {
   const clock = new ManualClock(T0);
   const app = await buildApp({ config, clock, fixtures: parseState({ ...emptyState(), ...fixtures }, 'test seed') });
+  // Every response a test receives must match the OpenAPI document (see conformance.ts).
+  watchResponses(app);
   return { app, clock };
 }
 
