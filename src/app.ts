@@ -11,6 +11,8 @@ import { PROVISIONING_PREFIX, provisioningRoutes } from './provisioning/routes.j
 import { ANNOTATIONS_PREFIX, annotationRoutes } from './annotations/routes.js';
 import { ALERTS_PREFIX, alertRoutes } from './alerts/routes.js';
 import { CONTROL_PREFIX, controlRoutes } from './control/routes.js';
+import { installControlHooks } from './control/hooks.js';
+import { installPersistence } from './control/persistence.js';
 import { installCors } from './cors.js';
 import { installOpenApi } from './openapi.js';
 import { OneLinePerRequest, installRequestId } from './request-log.js';
@@ -61,7 +63,10 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   // CORS before the guard (a preflight has no token); OpenAPI before the routes it lists.
   await installCors(app, config.corsOrigins);
   await installOpenApi(app, config);
+  // Faults and the journal see every request; a fault strikes before the token check.
+  installControlHooks(app, emulator);
   installAuthGuard(app, emulator);
+  await installPersistence(app, emulator);
 
   await app.register(repositoryRoutes, { prefix: REPOSITORY_PREFIX, emulator });
   await app.register(provisioningRoutes, { prefix: PROVISIONING_PREFIX, emulator });

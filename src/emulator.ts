@@ -4,6 +4,8 @@ import { AuthStore } from './auth/store.js';
 import { ProvisioningStore } from './provisioning/store.js';
 import { AnnotationStore } from './annotations/store.js';
 import { AlertStore } from './alerts/store.js';
+import { FaultStore } from './control/faults.js';
+import { Journal } from './control/journal.js';
 import type { State } from './state.js';
 
 export interface Stores {
@@ -19,6 +21,12 @@ export interface Stores {
  */
 export class Emulator {
   private current: Stores;
+  /** Fault-injection rules of the control API; they outlive an import, not a reset. */
+  readonly faults: FaultStore;
+  /** The last requests served; bounded by JOURNAL_SIZE. */
+  readonly journal: Journal;
+  /** The clock settings the process started with, which reset restores. */
+  private readonly startClock: { scale: number; frozen: boolean };
 
   constructor(
     private readonly seed: State,
@@ -26,15 +34,28 @@ export class Emulator {
     readonly config: Config,
   ) {
     this.current = this.build(structuredClone(seed));
+    this.faults = new FaultStore(clock);
+    this.journal = new Journal(config.journalSize);
+    const { scale, frozen } = clock.status();
+    this.startClock = { scale, frozen };
   }
 
   get stores(): Stores {
     return this.current;
   }
 
-  /** Back to the seed the process started with. */
+  /**
+   * Back to the seed the process started with: every store (with the rate-limit counters
+   * they own), token, fault rule and journal entry, and the clock's scale and frozen
+   * setting. The clock's time is not moved back, because emulated time never goes
+   * backwards: lifecycles re-seeded by a reset start from the current time.
+   */
   reset(): void {
     this.current = this.build(structuredClone(this.seed));
+    this.clock.setScale(this.startClock.scale);
+    this.clock.setFrozen(this.startClock.frozen);
+    this.faults.clear();
+    this.journal.clear();
   }
 
   /** Replaces the whole state (already validated). */

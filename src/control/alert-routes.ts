@@ -1,0 +1,48 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { Emulator } from '../emulator.js';
+import { ErrorBodySchema } from '../core/errors.js';
+import { allowOnly } from '../core/routing.js';
+import { AlertParamsSchema, AlertSeedSchema } from '../alerts/schemas.js';
+import { AlertPatchBodySchema } from './schemas.js';
+
+/** Alerts as the user interface would show them: enabled or not, and everything sent through them. */
+export const alertControlRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = async (app, { emulator }) => {
+  /** GET /_emulator/alerts: every alert with its state and fire/clear history. */
+  app.get(
+    '/alerts',
+    { schema: { tags: ['Control'], summary: 'Every alert with its state and fire/clear history', response: { 200: Type.Array(AlertSeedSchema) } } },
+    async () => emulator.stores.alerts.list(),
+  );
+  allowOnly(app, '/alerts', ['GET']);
+
+  /** GET /_emulator/alerts/:uid: one alert, with what each fire carried (message, subject). */
+  app.get(
+    '/alerts/:uid',
+    {
+      schema: {
+        tags: ['Control'],
+        summary: 'One alert with its fire/clear history',
+        params: AlertParamsSchema,
+        response: { 200: AlertSeedSchema, 404: ErrorBodySchema },
+      },
+    },
+    async (request) => emulator.stores.alerts.get(request.params.uid),
+  );
+
+  /** PATCH /_emulator/alerts/:uid: enable or disable an alert, as in the user interface. */
+  app.patch(
+    '/alerts/:uid',
+    {
+      schema: {
+        tags: ['Control'],
+        summary: 'Enable or disable an alert (a disabled one answers 409 to fire and clear)',
+        params: AlertParamsSchema,
+        body: AlertPatchBodySchema,
+        response: { 200: AlertSeedSchema, 400: ErrorBodySchema, 404: ErrorBodySchema },
+      },
+    },
+    async (request) => emulator.stores.alerts.setEnabled(request.params.uid, request.body.enabled),
+  );
+  allowOnly(app, '/alerts/:uid', ['GET', 'PATCH']);
+};

@@ -1,0 +1,86 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { Emulator } from '../emulator.js';
+import { ApiError, ErrorBodySchema, notFound } from '../core/errors.js';
+import { allowOnly } from '../core/routing.js';
+import { FaultRuleError } from './faults.js';
+import { FaultIdParamsSchema, FaultRuleInputSchema, FaultRuleSchema } from './schemas.js';
+
+/** Fault injection: rules that make matching requests fail, slow down or drop. */
+export const faultRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = async (app, { emulator }) => {
+  /** POST /_emulator/faults: add a rule; it applies from the next request on. */
+  app.post(
+    '/faults',
+    {
+      schema: {
+        tags: ['Control'],
+        summary: 'Add a fault rule (status, latency or drop for matching requests)',
+        body: FaultRuleInputSchema,
+        response: { 201: FaultRuleSchema, 400: ErrorBodySchema, 409: ErrorBodySchema },
+      },
+    },
+    async (request, reply) => {
+      try {
+        const rule = emulator.faults.add(request.body);
+        return reply.code(201).send(rule);
+      } catch (err) {
+        if (err instanceof FaultRuleError) throw new ApiError(err.statusCode, err.message);
+        throw err;
+      }
+    },
+  );
+
+  /** GET /_emulator/faults: every rule, with how often it matched and fired and what is left. */
+  app.get(
+    '/faults',
+    { schema: { tags: ['Control'], summary: 'List fault rules', response: { 200: Type.Array(FaultRuleSchema) } } },
+    async () => emulator.faults.list(),
+  );
+
+  /** DELETE /_emulator/faults: remove every rule. */
+  app.delete(
+    '/faults',
+    { schema: { tags: ['Control'], summary: 'Remove every fault rule', response: { 204: Type.Null() } } },
+    async (_request, reply) => {
+      emulator.faults.clear();
+      return reply.code(204).send(null);
+    },
+  );
+  allowOnly(app, '/faults', ['GET', 'POST', 'DELETE']);
+
+  /** GET /_emulator/faults/:id: one rule. */
+  app.get(
+    '/faults/:id',
+    {
+      schema: {
+        tags: ['Control'],
+        summary: 'Read one fault rule',
+        params: FaultIdParamsSchema,
+        response: { 200: FaultRuleSchema, 404: ErrorBodySchema },
+      },
+    },
+    async (request) => {
+      const rule = emulator.faults.get(request.params.id);
+      if (!rule) throw notFound(`no fault rule '${request.params.id}'`);
+      return rule;
+    },
+  );
+
+  /** DELETE /_emulator/faults/:id: remove one rule. */
+  app.delete(
+    '/faults/:id',
+    {
+      schema: {
+        tags: ['Control'],
+        summary: 'Remove one fault rule',
+        params: FaultIdParamsSchema,
+        response: { 204: Type.Null(), 404: ErrorBodySchema },
+      },
+    },
+    async (request, reply) => {
+      if (!emulator.faults.delete(request.params.id)) throw notFound(`no fault rule '${request.params.id}'`);
+      return reply.code(204).send(null);
+    },
+  );
+  allowOnly(app, '/faults/:id', ['GET', 'DELETE']);
+};

@@ -1,0 +1,149 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { Emulator } from '../emulator.js';
+import { ErrorBodySchema, badRequest, notFound } from '../core/errors.js';
+import { allowOnly, parseId } from '../core/routing.js';
+import { DEFAULT_ENVIRONMENT_DURATIONS, DEFAULT_GRID_DURATIONS, DEFAULT_RSDB_DURATIONS } from '../provisioning/lifecycles.js';
+import {
+  LifecyclesSchema,
+  NextStartBodySchema,
+  NextStartSchema,
+  RESOURCE_KINDS,
+  ResourceLifecycleSchema,
+  ResourceParamsSchema,
+  type Lifecycles,
+  type ResourceKind,
+} from './schemas.js';
+
+const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorBodySchema]));
+
+function resourceOf(params: { kind: string; id: string }, allowed: readonly ResourceKind[] = RESOURCE_KINDS) {
+  const kind = params.kind as ResourceKind;
+  if (!RESOURCE_KINDS.includes(kind)) throw badRequest(`unknown resource kind '${params.kind}': use ${RESOURCE_KINDS.join(', ')}`);
+  if (!allowed.includes(kind)) throw badRequest(`not possible for a ${kind}: only for ${allowed.join(', ')}`);
+  return { kind, id: parseId(params.id, kind) };
+}
+
+function lifecycleOf(emulator: Emulator, kind: ResourceKind, id: number) {
+  const found = emulator.stores.provisioning.lifecycles().resources.find((r) => r.kind === kind && r.id === id);
+  if (!found) throw notFound(`${kind} ${id} does not exist`);
+  return found;
+}
+
+/** Lifecycle scenarios: where every resource is, and steering what happens next. */
+export const scenarioRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = async (app, { emulator }) => {
+  /** GET /_emulator/lifecycles: every lifecycle table, and each resource's state and next transition. */
+  app.get(
+    '/lifecycles',
+    { schema: { tags: ['Control'], summary: 'Lifecycle tables, durations, and where every resource is', response: { 200: LifecyclesSchema } } },
+    async () => {
+      const { provisioning } = emulator.stores;
+      const { tables, resources } = provisioning.lifecycles();
+      const next = provisioning.nextTransitionAt();
+      return {
+        now: emulator.clock.now(),
+        timeScale: emulator.config.timeScale,
+        ...(next !== undefined ? { nextTransitionAt: next } : {}),
+        // The tables are frozen data; the schema describes their shape, not their readonliness.
+        tables: tables as unknown as Lifecycles['tables'],
+        defaultDurations: { grid: DEFAULT_GRID_DURATIONS, rsdb: DEFAULT_RSDB_DURATIONS, environment: DEFAULT_ENVIRONMENT_DURATIONS },
+        resources,
+      };
+    },
+  );
+  allowOnly(app, '/lifecycles', ['GET']);
+
+  /** GET /_emulator/lifecycles/:kind/:id: one resource's state, since when, and what comes next. */
+  app.get(
+    '/lifecycles/:kind/:id',
+    {
+      schema: {
+        tags: ['Control'],
+        summary: "One resource's lifecycle position",
+        params: ResourceParamsSchema,
+        response: { 200: ResourceLifecycleSchema, ...errors(400, 404) },
+      },
+    },
+    async (request) => {
+      const { kind, id } = resourceOf(request.params);
+      return lifecycleOf(emulator, kind, id);
+    },
+  );
+  allowOnly(app, '/lifecycles/:kind/:id', ['GET']);
+
+  /** PUT /_emulator/lifecycles/:kind/:id/next-start: choose how the next start of a grid, environment or RSDB ends. */
+  app.put(
+    '/lifecycles/:kind/:id/next-start',
+    {
+      schema: {
+        tags: ['Control'],
+        summary: 'Choose the outcome of the next start (a failure, or success); used up by that start',
+        params: ResourceParamsSchema,
+        body: NextStartBodySchema,
+        response: { 200: NextStartSchema, ...errors(400, 404) },
+      },
+    },
+    async (request) => {
+      const { kind, id } = resourceOf(request.params, ['grid', 'environment', 'rsdb']);
+      emulator.stores.provisioning.setNextStartOutcome(kind, id, request.body.outcome);
+      return { kind, id, outcome: request.body.outcome };
+    },
+  );
+
+  /** DELETE /_emulator/lifecycles/:kind/:id/next-start: the next start ends as the fixture says again. */
+  app.delete(
+    '/lifecycles/:kind/:id/next-start',
+    {
+      schema: {
+        tags: ['Control'],
+        summary: 'Forget a chosen next-start outcome',
+        params: ResourceParamsSchema,
+        response: { 204: Type.Null(), ...errors(400, 404) },
+      },
+    },
+    async (request, reply) => {
+      const { kind, id } = resourceOf(request.params, ['grid', 'environment', 'rsdb']);
+      emulator.stores.provisioning.setNextStartOutcome(kind, id, null);
+      return reply.code(204).send(null);
+    },
+  );
+  allowOnly(app, '/lifecycles/:kind/:id/next-start', ['PUT', 'DELETE']);
+
+  /** POST /_emulator/lifecycles/environment/:id/externally-terminate: someone else kills a RUNNING environment. */
+  app.post(
+    '/lifecycles/:kind/:id/externally-terminate',
+    {
+      schema: {
+        tags: ['Control'],
+        summary: 'A RUNNING test environment becomes EXTERNALLY_TERMINATED now',
+        params: ResourceParamsSchema,
+        response: { 200: ResourceLifecycleSchema, ...errors(400, 404) },
+      },
+    },
+    async (request) => {
+      const { kind, id } = resourceOf(request.params, ['environment']);
+      emulator.stores.provisioning.externallyTerminate(id);
+      return lifecycleOf(emulator, kind, id);
+    },
+  );
+  allowOnly(app, '/lifecycles/:kind/:id/externally-terminate', ['POST']);
+
+  /** POST /_emulator/lifecycles/cloudServer/:id/fail: a cloud server fails now. */
+  app.post(
+    '/lifecycles/:kind/:id/fail',
+    {
+      schema: {
+        tags: ['Control'],
+        summary: 'A cloud server becomes FAILED now',
+        params: ResourceParamsSchema,
+        response: { 200: ResourceLifecycleSchema, ...errors(400, 404) },
+      },
+    },
+    async (request) => {
+      const { kind, id } = resourceOf(request.params, ['cloudServer']);
+      emulator.stores.provisioning.failServer(id);
+      return lifecycleOf(emulator, kind, id);
+    },
+  );
+  allowOnly(app, '/lifecycles/:kind/:id/fail', ['POST']);
+};

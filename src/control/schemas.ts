@@ -1,0 +1,286 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { literals } from '../core/schema.js';
+
+// ---------------------------------------------------------------------------------------
+// Clock
+// ---------------------------------------------------------------------------------------
+
+export const ClockStatusSchema = Type.Object(
+  {
+    now: Type.Integer({ description: 'emulated time, epoch ms' }),
+    iso: Type.String({ description: 'the same instant in ISO 8601' }),
+    scale: Type.Number({ description: 'emulated ms per real ms' }),
+    frozen: Type.Boolean(),
+    nextTransitionAt: Type.Optional(Type.Integer({ description: 'when the next lifecycle transition is scheduled, if any' })),
+  },
+  { additionalProperties: false },
+);
+export type ClockStatusBody = Static<typeof ClockStatusSchema>;
+
+export const RESOURCE_KINDS = ['grid', 'environment', 'rsdb', 'cloudServer'] as const;
+export type ResourceKind = (typeof RESOURCE_KINDS)[number];
+export const ResourceKindSchema = literals(RESOURCE_KINDS, { description: 'kind of provisioning resource' });
+
+export const AdvanceBodySchema = Type.Object(
+  {
+    ms: Type.Optional(Type.Integer({ minimum: 0, description: 'move forward by this many milliseconds' })),
+    to: Type.Optional(
+      Type.Union([Type.Literal('next'), Type.Integer({ minimum: 0 }), Type.String({ minLength: 1 })], {
+        description: '"next" (the next lifecycle transition), or an instant: epoch ms or an ISO 8601 date-time',
+      }),
+    ),
+    until: Type.Optional(
+      Type.Object(
+        { kind: ResourceKindSchema, id: Type.Integer({ minimum: 1 }) },
+        { additionalProperties: false, description: "move forward until this resource's schedule has settled" },
+      ),
+    ),
+  },
+  { additionalProperties: false, description: 'exactly one of ms, to, until' },
+);
+export type AdvanceBody = Static<typeof AdvanceBodySchema>;
+
+export const AdvanceResultSchema = Type.Object(
+  { ...ClockStatusSchema.properties, advancedMs: Type.Integer({ description: 'how far this call moved the clock' }) },
+  { additionalProperties: false },
+);
+
+export const ClockSettingsBodySchema = Type.Object(
+  {
+    scale: Type.Optional(Type.Number({ minimum: 0, maximum: 1_000_000, description: 'emulated ms per real ms: 1 real time, 60 a minute per second, 0 stopped' })),
+    frozen: Type.Optional(Type.Boolean({ description: 'stop (true) or resume (false) the passing of time' })),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type ClockSettingsBody = Static<typeof ClockSettingsBodySchema>;
+
+// ---------------------------------------------------------------------------------------
+// Faults
+// ---------------------------------------------------------------------------------------
+
+const FaultIdSchema = Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'letters, digits, _ . -' });
+
+const FaultHeaderSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, description: 'header name, any case' }),
+    value: Type.Optional(Type.String({ description: 'exact value; absent: the header merely has to be present' })),
+  },
+  { additionalProperties: false },
+);
+
+const ResponseHeadersSchema = Type.Record(Type.String(), Type.String(), { description: 'extra response headers, e.g. Retry-After' });
+
+export const FaultActionInputSchema = Type.Object(
+  {
+    status: Type.Optional(Type.Integer({ minimum: 200, maximum: 599, description: 'answer this status instead of the route' })),
+    body: Type.Optional(Type.Unknown({ description: 'JSON body of the status answer (default: the error body)' })),
+    headers: Type.Optional(ResponseHeadersSchema),
+    latencyMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 300_000, description: 'delay the request by this many real ms, then serve it' })),
+    drop: Type.Optional(Type.Literal(true, { description: 'close the connection without an answer' })),
+  },
+  { additionalProperties: false, description: 'exactly one of status (with optional body, headers), latencyMs, drop' },
+);
+
+export const FaultRuleInputSchema = Type.Object(
+  {
+    id: Type.Optional(FaultIdSchema),
+    method: Type.Optional(Type.String({ pattern: '^([A-Za-z]+|\\*)$', description: 'HTTP method, or * (default) for any' })),
+    path: Type.String({ minLength: 1, description: 'glob (* any run of characters, ? one) or, starting with ^, a regular expression; matched against the path without the query' }),
+    header: Type.Optional(FaultHeaderSchema),
+    action: FaultActionInputSchema,
+    times: Type.Optional(Type.Integer({ minimum: 1, description: 'fire on the next N matches only' })),
+    untilMs: Type.Optional(Type.Integer({ minimum: 1, description: 'fire only for this long after creation (emulated ms)' })),
+    probability: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'chance that a match fires (default 1)' })),
+    seed: Type.Optional(Type.Integer({ description: 'seed of the rule’s random draws (default: random, reported back)' })),
+  },
+  { additionalProperties: false },
+);
+export type FaultRuleInput = Static<typeof FaultRuleInputSchema>;
+
+export const FaultActionSchema = Type.Union([
+  Type.Object({ status: Type.Integer(), body: Type.Optional(Type.Unknown()), headers: Type.Optional(ResponseHeadersSchema) }, { additionalProperties: false }),
+  Type.Object({ latencyMs: Type.Integer() }, { additionalProperties: false }),
+  Type.Object({ drop: Type.Literal(true) }, { additionalProperties: false }),
+]);
+export type FaultAction = Static<typeof FaultActionSchema>;
+
+export const FaultRuleSchema = Type.Object(
+  {
+    id: Type.String(),
+    method: Type.String(),
+    path: Type.String(),
+    header: Type.Optional(FaultHeaderSchema),
+    action: FaultActionSchema,
+    times: Type.Optional(Type.Integer()),
+    remaining: Type.Optional(Type.Integer({ description: 'fires left, when limited by times' })),
+    untilMs: Type.Optional(Type.Integer()),
+    expiresAt: Type.Optional(Type.Integer({ description: 'emulated epoch ms after which the rule no longer fires' })),
+    probability: Type.Number(),
+    seed: Type.Integer(),
+    createdAt: Type.Integer(),
+    matched: Type.Integer({ description: 'requests that matched method, path and header' }),
+    fired: Type.Integer({ description: 'matches that the rule acted on' }),
+    active: Type.Boolean({ description: 'false once used up or expired' }),
+  },
+  { additionalProperties: false },
+);
+export type FaultRule = Static<typeof FaultRuleSchema>;
+
+export const FaultIdParamsSchema = Type.Object({ id: Type.String() });
+
+// ---------------------------------------------------------------------------------------
+// Journal
+// ---------------------------------------------------------------------------------------
+
+export const JournalRecordSchema = Type.Object(
+  {
+    id: Type.Integer({ description: 'increases by one per recorded request' }),
+    time: Type.Integer({ description: 'emulated epoch ms when the request arrived' }),
+    method: Type.String(),
+    path: Type.String(),
+    query: Type.Optional(Type.String({ description: 'the raw query string, without ?' })),
+    status: Type.Integer({ description: '0 when the connection was dropped by a fault' }),
+    durationMs: Type.Number({ description: 'real time spent answering' }),
+    faulted: Type.Optional(Type.Array(Type.String(), { description: 'ids of the fault rules that acted on it' })),
+  },
+  { additionalProperties: false },
+);
+export type JournalRecord = Static<typeof JournalRecordSchema>;
+
+export const JournalQuerySchema = Type.Object(
+  {
+    method: Type.Optional(Type.String({ pattern: '^[A-Za-z]+$' })),
+    pathPrefix: Type.Optional(Type.String({ minLength: 1 })),
+    status: Type.Optional(Type.String({ pattern: '^([0-9]{1,3}|[1-5]xx)$', description: 'an exact status (503) or a class (5xx)' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, description: 'at most this many, newest first' })),
+  },
+  { additionalProperties: false },
+);
+export type JournalQuery = Static<typeof JournalQuerySchema>;
+
+export const JournalListSchema = Type.Object(
+  {
+    size: Type.Integer({ description: 'capacity (JOURNAL_SIZE); 0 = off' }),
+    total: Type.Integer({ description: 'requests recorded since the last clear, including those pushed out' }),
+    entries: Type.Array(JournalRecordSchema, { description: 'newest first' }),
+  },
+  { additionalProperties: false },
+);
+
+// ---------------------------------------------------------------------------------------
+// Health, reset, state
+// ---------------------------------------------------------------------------------------
+
+export const HealthSchema = Type.Object(
+  {
+    status: Type.Literal('ok'),
+    now: Type.Integer({ description: 'emulated time, epoch ms' }),
+    uptimeSeconds: Type.Number(),
+    clock: ClockStatusSchema,
+    counts: Type.Record(Type.String(), Type.Integer(), { description: 'number of each kind of resource' }),
+    faultRules: Type.Integer({ description: 'active fault rules' }),
+    stateFile: Type.Optional(Type.String({ description: 'where the state is persisted, when STATE_FILE is set' })),
+  },
+  { additionalProperties: false },
+);
+
+export const ResetResultSchema = Type.Object(
+  { status: Type.Literal('reset'), clock: ClockStatusSchema, counts: Type.Record(Type.String(), Type.Integer()) },
+  { additionalProperties: false },
+);
+
+export const ReplaceResultSchema = Type.Object(
+  { status: Type.Literal('replaced'), counts: Type.Record(Type.String(), Type.Integer()) },
+  { additionalProperties: false },
+);
+
+// ---------------------------------------------------------------------------------------
+// Lifecycles and scenarios
+// ---------------------------------------------------------------------------------------
+
+const TableRowSchema = Type.Object(
+  {
+    state: Type.String(),
+    holds: Type.Optional(Type.String({ description: 'name of the duration this state lasts; absent on the last row' })),
+    monitorsOnly: Type.Optional(Type.Boolean({ description: 'skipped for a grid without monitors' })),
+  },
+  { additionalProperties: false },
+);
+const TableSchema = Type.Array(TableRowSchema);
+const TablesByOutcomeSchema = Type.Record(Type.String(), TableSchema);
+const StartStopTablesSchema = Type.Object(
+  { start: TablesByOutcomeSchema, terminate: TablesByOutcomeSchema, cancel: TableSchema },
+  { additionalProperties: false },
+);
+const DurationsSchema = Type.Record(Type.String(), Type.Integer(), { description: 'ms at TIME_SCALE=1, per duration name' });
+
+const StepSchema = Type.Object({ state: Type.String(), at: Type.Integer() }, { additionalProperties: false });
+
+export const ResourceLifecycleSchema = Type.Object(
+  {
+    kind: ResourceKindSchema,
+    id: Type.Integer(),
+    name: Type.String(),
+    state: Type.String(),
+    isFinal: Type.Boolean({ description: 'the state is final (settled, for cloud servers and RSDBs)' }),
+    since: Type.Integer({ description: 'when the current state began' }),
+    next: Type.Optional(StepSchema),
+    settlesAt: Type.Optional(Type.Integer({ description: 'when the current schedule reaches its last step' })),
+  },
+  { additionalProperties: false },
+);
+
+export const LifecyclesSchema = Type.Object(
+  {
+    now: Type.Integer(),
+    timeScale: Type.Number({ description: 'TIME_SCALE: multiplies every duration' }),
+    nextTransitionAt: Type.Optional(Type.Integer()),
+    tables: Type.Object(
+      {
+        grid: StartStopTablesSchema,
+        cloudServer: TablesByOutcomeSchema,
+        rsdb: TablesByOutcomeSchema,
+        environment: StartStopTablesSchema,
+      },
+      { additionalProperties: false, description: 'the states each lifecycle passes, by outcome, with the duration each holds' },
+    ),
+    defaultDurations: Type.Object(
+      { grid: DurationsSchema, rsdb: DurationsSchema, environment: DurationsSchema },
+      { additionalProperties: false, description: "durations a resource's fixture does not set" },
+    ),
+    resources: Type.Array(ResourceLifecycleSchema),
+  },
+  { additionalProperties: false },
+);
+export type Lifecycles = Static<typeof LifecyclesSchema>;
+
+export const ResourceParamsSchema = Type.Object({
+  kind: Type.String({ description: 'grid, environment, rsdb or cloudServer' }),
+  id: Type.String({ description: 'integer id' }),
+});
+
+export const NextStartBodySchema = Type.Object(
+  {
+    outcome: Type.String({
+      description:
+        'grid: CHECKED (success), ALLOCATE_FAILED, ALLOCATED_WITH_FAILURES, CHECKED_WITH_FAILURES, CHECKED_AND_DEPLOYING, CHECKED_AND_TERMINATING; ' +
+        'environment: RUNNING (success), ERROR_BUILD_MISMATCH, VOLUME_NOT_FORMATTED, VOLUME_NOT_AVAILABLE, PROCESS_FAILED, EXTERNALLY_TERMINATED; ' +
+        'rsdb: ALLOCATED_DATABASE',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const NextStartSchema = Type.Object(
+  { kind: ResourceKindSchema, id: Type.Integer(), outcome: Type.Union([Type.String(), Type.Null()], { description: 'null: the default outcome' }) },
+  { additionalProperties: false },
+);
+
+// ---------------------------------------------------------------------------------------
+// Alerts
+// ---------------------------------------------------------------------------------------
+
+export const AlertPatchBodySchema = Type.Object(
+  { enabled: Type.Boolean({ description: 'false: fire and clear answer 409, as for an alert disabled in the user interface' }) },
+  { additionalProperties: false },
+);

@@ -1,0 +1,114 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Emulator } from '../emulator.js';
+import { ErrorBodySchema, badRequest } from '../core/errors.js';
+import { FixtureError } from '../core/fixtures.js';
+import { allowOnly } from '../core/routing.js';
+import { SECTION_NAMES, StateSchema, parseState, type State } from '../state.js';
+import { HealthSchema, ReplaceResultSchema, ResetResultSchema } from './schemas.js';
+
+/** A whole exported state can be far larger than any request of the emulated interfaces. */
+export const STATE_BODY_LIMIT = 64 * 1024 * 1024;
+
+/** How many entries each section of a state holds. */
+function sectionCounts(state: State): Record<string, number> {
+  return Object.fromEntries(SECTION_NAMES.map((name) => [name, state[name].length]));
+}
+
+/** Health, reset, and export/import of the whole state. */
+export const stateRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = async (app, { emulator }) => {
+  /** GET /_emulator/health: fixtures are loaded and the server answers (the container's health check). */
+  app.get(
+    '/health',
+    {
+      schema: {
+        tags: ['Control'],
+        summary: 'Liveness and readiness; open even when ADMIN_TOKEN is set',
+        response: { 200: HealthSchema },
+      },
+    },
+    async () => {
+      // Cheap on purpose: polled every few seconds, so it reads counts instead of exporting.
+      const { provisioning, annotations } = emulator.stores;
+      const catalog = provisioning.catalog();
+      const clock = emulator.clock.status();
+      return {
+        status: 'ok' as const,
+        now: clock.now,
+        uptimeSeconds: Math.round(process.uptime() * 10) / 10,
+        clock,
+        counts: {
+          grids: catalog.grids.length,
+          environments: catalog.environments.length,
+          rsdbs: catalog.rsdbs.length,
+          domains: annotations.domains().length,
+        },
+        faultRules: emulator.faults.list().filter((r) => r.active).length,
+        ...(emulator.config.stateFile !== undefined ? { stateFile: emulator.config.stateFile } : {}),
+      };
+    },
+  );
+  allowOnly(app, '/health', ['GET']);
+
+  /** POST /_emulator/reset: back to the seed the process started with. */
+  app.post(
+    '/reset',
+    {
+      schema: {
+        tags: ['Control'],
+        summary: 'Back to the start seed: stores, tokens, clock settings, faults, journal',
+        response: { 200: ResetResultSchema },
+      },
+    },
+    async () => {
+      emulator.reset();
+      return { status: 'reset' as const, clock: emulator.clock.status(), counts: sectionCounts(emulator.exportState()) };
+    },
+  );
+  allowOnly(app, '/reset', ['POST']);
+
+  /** GET /_emulator/state: the whole state in the fixture format (an export is a valid fixture set). */
+  app.get(
+    '/state',
+    {
+      schema: {
+        tags: ['Control'],
+        summary: 'Export the whole state as a fixture set',
+        response: { 200: StateSchema },
+      },
+    },
+    async () => emulator.exportState(),
+  );
+
+  /** PUT /_emulator/state: replace the whole state with a posted one, validated first. */
+  app.put(
+    '/state',
+    {
+      bodyLimit: STATE_BODY_LIMIT,
+      // parseState validates instead: it names the JSON path, and checks what a schema cannot
+      // (duplicate ids, references to things that do not exist).
+      validatorCompiler: () => (data: unknown) => ({ value: data }),
+      schema: {
+        tags: ['Control'],
+        summary: 'Import a whole state (a fixture set); a bad one is refused and the old state kept',
+        body: StateSchema,
+        response: { 200: ReplaceResultSchema, 400: ErrorBodySchema },
+      },
+    },
+    async (request) => {
+      const body: unknown = request.body;
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+        throw badRequest('body: expected a JSON object with the state sections (users, tokens, grids, ...)');
+      }
+      let state: State;
+      try {
+        state = parseState(body, 'body');
+      } catch (err) {
+        if (err instanceof FixtureError) throw badRequest(err.message);
+        throw err;
+      }
+      emulator.replace(state);
+      return { status: 'replaced' as const, counts: sectionCounts(state) };
+    },
+  );
+  allowOnly(app, '/state', ['GET', 'PUT']);
+};
