@@ -1,0 +1,165 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { AUTH, T0, authSeed, makeApp } from '../helpers/app.js';
+import { environment, grid, rsdb, seed } from '../provisioning/seed.js';
+
+const REPO = '/concerto/services/rest/RepositoryService/v1';
+const CLOUD = '/concerto/services/rest/CloudService/v1';
+
+let app: FastifyInstance;
+afterEach(async () => app?.close());
+
+const fullSeed = () => seed({ grids: [grid()], rsdbs: [rsdb()], environments: [environment()] });
+const exportState = async () => {
+  const res = await app.inject({ url: '/_emulator/state' });
+  expect(res.statusCode).toBe(200);
+  return res.json();
+};
+const logIn = () => app.inject({ method: 'PUT', url: `${REPO}/Tokens`, payload: { apiToken: 'tester-api-token' } });
+
+describe('GET /_emulator/health', () => {
+  it('answers ok with the clock and resource counts', async () => {
+    ({ app } = await makeApp(fullSeed()));
+    const res = await app.inject({ url: '/_emulator/health' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({
+      status: 'ok',
+      now: T0,
+      clock: { now: T0, scale: 1, frozen: true },
+      counts: { grids: 1, environments: 1, rsdbs: 1, domains: 0 },
+      faultRules: 0,
+    });
+    expect(res.json().stateFile).toBeUndefined();
+  });
+
+  it('answers 405 with Allow for another method', async () => {
+    ({ app } = await makeApp());
+    const res = await app.inject({ method: 'POST', url: '/_emulator/health' });
+    expect(res.statusCode).toBe(405);
+    expect(res.headers.allow).toBe('GET, HEAD');
+  });
+});
+
+describe('POST /_emulator/reset', () => {
+  it('goes back to the start seed: resources, tokens, faults, journal and clock settings', async () => {
+    let clock;
+    ({ app, clock } = await makeApp(fullSeed()));
+    const before = await exportState();
+
+    const token = (await logIn()).json().token;
+    await app.inject({ method: 'POST', url: `${CLOUD}/grid/101/action`, headers: AUTH, payload: { action: 'start' } });
+    await app.inject({ method: 'POST', url: '/_emulator/faults', payload: { path: '/nowhere', action: { status: 500 } } });
+    await app.inject({ method: 'PUT', url: '/_emulator/clock', payload: { scale: 10, frozen: false } });
+    clock.advance(1000);
+    expect((await exportState()).grids[0].deployment).toBeDefined();
+
+    const res = await app.inject({ method: 'POST', url: '/_emulator/reset' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ status: 'reset', clock: { scale: 1, frozen: true }, counts: { grids: 1, tokens: 1, users: 1, cloudServers: 0 } });
+
+    const after = await exportState();
+    expect(after.grids).toEqual(before.grids);
+    expect(after.tokens.map((t: { token: string }) => t.token)).toEqual(['test-token']);
+    expect((await app.inject({ url: `${REPO}/Objects/grid`, headers: { 'x-auth-token': token } })).statusCode).toBe(401);
+    expect((await app.inject({ url: '/_emulator/faults' })).json()).toEqual([]);
+    // Time does not go back: the clock keeps the time it reached.
+    expect((await app.inject({ url: '/_emulator/clock' })).json()).toMatchObject({ scale: 1, frozen: true });
+    expect(clock.now()).toBeGreaterThanOrEqual(T0 + 1000);
+  });
+
+  it('stays the same after thousands of resets: same state, nothing piling up', async () => {
+    ({ app } = await makeApp(fullSeed()));
+    const first = await exportState();
+    // Timers or handles added per reset would show up here (immediates come and go with inject).
+    const resources = () => process.getActiveResourcesInfo().filter((r) => r !== 'Immediate').sort().join(',');
+    const before = resources();
+    for (let i = 0; i < 2000; i++) app.emulator.reset();
+    expect((await app.inject({ method: 'POST', url: '/_emulator/reset' })).statusCode).toBe(200);
+    expect(await exportState()).toEqual(first);
+    expect(resources()).toBe(before);
+  });
+});
+
+describe('GET and PUT /_emulator/state', () => {
+  it('exports a valid fixture set, which imports back to the same state', async () => {
+    ({ app } = await makeApp(fullSeed()));
+    await app.inject({ method: 'POST', url: `${CLOUD}/grid/101/action`, headers: AUTH, payload: { action: 'start' } });
+    const exported = await exportState();
+    expect(exported.cloudServers).toHaveLength(3);
+
+    await app.inject({ method: 'POST', url: '/_emulator/reset' });
+    expect((await exportState()).cloudServers).toHaveLength(0);
+
+    const put = await app.inject({ method: 'PUT', url: '/_emulator/state', payload: exported });
+    expect(put.statusCode).toBe(200);
+    expect(put.json()).toMatchObject({ status: 'replaced', counts: { grids: 1, cloudServers: 3, rsdbs: 1, environments: 1 } });
+    expect(await exportState()).toEqual(exported);
+    const readGrid = await app.inject({ url: `${CLOUD}/grid/101`, headers: AUTH });
+    expect(readGrid.json().state).toBe('ALLOCATING');
+  });
+
+  it('accepts a partial state: sections left out are empty', async () => {
+    ({ app } = await makeApp(fullSeed()));
+    const put = await app.inject({ method: 'PUT', url: '/_emulator/state', payload: { ...authSeed(), grids: [grid({ id: 555, name: 'Only' })] } });
+    expect(put.statusCode).toBe(200);
+    const state = await exportState();
+    expect(state.grids.map((g: { id: number }) => g.id)).toEqual([555]);
+    expect(state.rsdbs).toEqual([]);
+  });
+
+  it('refuses a bad state with 400 naming the JSON path, and keeps the old state', async () => {
+    ({ app } = await makeApp(fullSeed()));
+    const before = await exportState();
+    const cases: Array<[unknown, string]> = [
+      [{ grids: [{ ...grid(), id: 'x' }] }, '$.grids[0].id'],
+      [{ grids: [grid(), grid()] }, '$.grids[1]: duplicate grids entry 101'],
+      [{ tokens: [{ token: 't', userName: 'ghost' }] }, "$.tokens[0].userName: no user 'ghost'"],
+      [{ colour: 'red' }, '$.colour'],
+      [[1, 2], 'expected a JSON object'],
+    ];
+    for (const [payload, path] of cases) {
+      const res = await app.inject({ method: 'PUT', url: '/_emulator/state', payload: payload as object });
+      expect(res.statusCode, JSON.stringify(payload)).toBe(400);
+      expect(res.json().message, JSON.stringify(payload)).toContain(path);
+    }
+    const notJson = await app.inject({ method: 'PUT', url: '/_emulator/state', payload: 'grids', headers: { 'content-type': 'text/plain' } });
+    expect(notJson.statusCode).toBe(400);
+    expect(notJson.json().message).toMatch(/Content-Type/);
+    expect(await exportState()).toEqual(before);
+  });
+
+  it('takes a state larger than the default body limit', async () => {
+    ({ app } = await makeApp(authSeed(), { bodyLimitBytes: 1024 }));
+    const annotations = Array.from({ length: 200 }, (_, i) => ({ id: i + 1, title: `t${i}`, text: 'x'.repeat(50), start: T0, user: 'u', domainIds: [] }));
+    const res = await app.inject({ method: 'PUT', url: '/_emulator/state', payload: { ...authSeed(), annotations } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().counts.annotations).toBe(200);
+  });
+});
+
+describe('ADMIN_TOKEN', () => {
+  it('requires Authorization: Bearer <ADMIN_TOKEN> on every control call except health', async () => {
+    ({ app } = await makeApp(fullSeed(), { adminToken: 's3cret' }));
+    expect((await app.inject({ url: '/_emulator/health' })).statusCode).toBe(200);
+    for (const [method, url] of [['GET', '/_emulator/state'], ['POST', '/_emulator/reset'], ['GET', '/_emulator/journal'], ['GET', '/_emulator/no-such-thing']] as const) {
+      const missing = await app.inject({ method, url });
+      expect(missing.statusCode, url).toBe(401);
+      expect(missing.json().message).toMatch(/Authorization header is missing/);
+      expect(missing.headers['www-authenticate']).toMatch(/^Bearer/);
+    }
+    const wrong = await app.inject({ url: '/_emulator/state', headers: { authorization: 'Bearer nope' } });
+    expect(wrong.statusCode).toBe(401);
+    expect(wrong.json()).toEqual({ statusCode: 401, error: 'Unauthorized', message: 'the admin token is wrong' });
+    const basic = await app.inject({ url: '/_emulator/state', headers: { authorization: 'Basic czNjcmV0' } });
+    expect(basic.statusCode).toBe(401);
+    const ok = await app.inject({ url: '/_emulator/state', headers: { authorization: 'Bearer s3cret' } });
+    expect(ok.statusCode).toBe(200);
+    // The emulated interfaces do not care about it.
+    expect((await app.inject({ url: `${REPO}/Objects/grid`, headers: AUTH })).statusCode).toBe(200);
+  });
+
+  it('leaves the control API open when unset', async () => {
+    ({ app } = await makeApp(fullSeed()));
+    expect((await app.inject({ url: '/_emulator/state' })).statusCode).toBe(200);
+  });
+});
