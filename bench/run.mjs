@@ -1,0 +1,293 @@
+// The benchmark: `npm run bench` (builds first). Prints markdown tables and writes them to
+// bench/results/latest.md. Never part of `npm test`: numbers depend on the machine.
+//
+// Every throughput case runs against the built server (node dist/server.js) in a child process
+// on loopback, alternately with a baseline: a bare Fastify server in the same Node version
+// answering the very same JSON body (bench/baseline.mjs). Settings (environment):
+//   BENCH_DURATION     seconds of measured load per side and case (default 10)
+//   BENCH_ROUNDS       the measured time is split into this many alternating rounds (default 2)
+//   BENCH_WARMUP       seconds of unmeasured load per side before each case (default 2)
+//   BENCH_CONNECTIONS  concurrent connections of the load generator (default 10)
+//   BENCH_STARTS       start-ups measured per seed, median reported (default 10)
+//   BENCH_RESETS       resets measured, median reported (default 100)
+//   BENCH_ONLY         comma-separated case ids to run (default: all)
+//   BENCH_SERVER       the server entry to run (default dist/server.js)
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  BASELINE_ENTRY,
+  ROOT,
+  cannon,
+  combine,
+  fmt,
+  machine,
+  markdownTable,
+  median,
+  request,
+  rssMiB,
+  sleep,
+  startProcess,
+} from './lib.mjs';
+import {
+  ALERT_UID,
+  ANNOTATION_BASE,
+  ANNOTATION_STEP_MS,
+  BENCH_TOKEN,
+  FIRST_GRID_ID,
+  filteredQuery,
+  writeSeed,
+} from './seeds.mjs';
+
+const num = (name, fallback) => {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name}=${raw}: expected a positive number`);
+  return n;
+};
+const DURATION = num('BENCH_DURATION', 10);
+const ROUNDS = Math.max(1, Math.round(num('BENCH_ROUNDS', 2)));
+const WARMUP = num('BENCH_WARMUP', 2);
+const CONNECTIONS = Math.round(num('BENCH_CONNECTIONS', 10));
+const STARTS = Math.round(num('BENCH_STARTS', 10));
+const RESETS = Math.round(num('BENCH_RESETS', 100));
+const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((s) => s.trim())) : undefined;
+
+const LARGE = { grids: 1000, annotations: 100_000, domains: 10 };
+const CLOUD = '/concerto/services/rest/CloudService/v1';
+const ANNOTATIONS = '/concerto/mpulse/api/annotations/v1';
+const AUTH = { 'x-auth-token': BENCH_TOKEN };
+const NO_LIMIT = String(1_000_000_000);
+
+const query = filteredQuery({ domains: LARGE.domains });
+/** Every benchmark POST starts after the last seeded annotation, as a client annotating "now" would. */
+const postedStart = ANNOTATION_BASE + (LARGE.annotations + 1000) * ANNOTATION_STEP_MS;
+
+/**
+ * The throughput cases. `check` proves the emulator answers what the case claims to measure
+ * (a CHECKED grid, 1,000 servers, ~100 annotations) before anything is timed.
+ */
+const CASES = [
+  {
+    id: 'grid-read',
+    title: 'GET a grid (CHECKED)',
+    path: `${CLOUD}/grid/${FIRST_GRID_ID}`,
+    headers: AUTH,
+    check: (body) => body.state === 'CHECKED' || `grid is ${body.state}, not CHECKED`,
+    target: { kind: 'ratio', min: 0.7, text: '>= 70% of baseline req/s' },
+  },
+  {
+    id: 'cloudserver-list',
+    title: 'GET cloud-server list (1,000)',
+    path: `${CLOUD}/cloudserver/`,
+    headers: AUTH,
+    check: (body) => body.length === LARGE.grids || `list has ${body.length} servers, not ${LARGE.grids}`,
+    target: { kind: 'ratio', min: 0.7, text: '>= 70% of baseline req/s' },
+  },
+  {
+    id: 'annotation-list',
+    title: `GET annotations, date range + domain (${query.expected} of ${LARGE.annotations.toLocaleString('en-US')})`,
+    path: `${ANNOTATIONS}${query.path}`,
+    headers: AUTH,
+    check: (body) => body.length === query.expected || `filter returned ${body.length}, not ${query.expected}`,
+    target: { kind: 'p99', max: 10, text: 'p99 < 10 ms' },
+  },
+  {
+    id: 'annotation-create',
+    title: 'POST an annotation',
+    method: 'POST',
+    path: ANNOTATIONS,
+    headers: AUTH,
+    body: JSON.stringify({ title: 'Deploy', text: 'Release rolled out - ref OPS-1', start: postedStart, domainIds: [9001] }),
+    check: (body) => Number.isInteger(body.id) || 'no id in the answer',
+  },
+  {
+    id: 'alert-fire',
+    title: 'POST alert fire (rate limit raised)',
+    method: 'POST',
+    path: `/concerto/mpulse/api/alerts/${ALERT_UID}/fire`,
+    body: JSON.stringify({ message: 'Checkout error rate above 5%', subject: 'Checkout alert' }),
+    status: 204,
+  },
+].filter((c) => !ONLY || ONLY.has(c.id));
+
+function log(message) {
+  process.stderr.write(`${message}\n`);
+}
+
+async function measureCase(server, spec, work) {
+  const status = spec.status ?? 200;
+  const probe = await request(server.port, { method: spec.method ?? 'GET', path: spec.path, headers: spec.headers ?? {}, body: spec.body });
+  if (probe.status !== status) throw new Error(`${spec.id}: the emulator answered ${probe.status}, expected ${status}: ${probe.text.slice(0, 300)}`);
+  if (spec.check) {
+    const verdict = spec.check(JSON.parse(probe.text));
+    if (verdict !== true) throw new Error(`${spec.id}: ${verdict}`);
+  }
+  const bodyFile = join(work, `${spec.id}.json`);
+  writeFileSync(bodyFile, status === 204 ? 'null' : probe.text);
+  const baseline = await startProcess({ entry: BASELINE_ENTRY, env: { BODY_FILE: bodyFile, STATUS: String(status) } });
+  try {
+    const sizeCheck = await request(baseline.port, { method: spec.method ?? 'GET', path: spec.path, headers: spec.headers ?? {}, body: spec.body });
+    if (Buffer.byteLength(sizeCheck.text) !== Buffer.byteLength(probe.text)) {
+      throw new Error(`${spec.id}: baseline body is ${Buffer.byteLength(sizeCheck.text)} bytes, the emulator's ${Buffer.byteLength(probe.text)}`);
+    }
+    const load = (port, duration) =>
+      cannon({ port, method: spec.method ?? 'GET', path: spec.path, headers: spec.headers ?? {}, body: spec.body, duration, connections: CONNECTIONS, expectStatus: status });
+    await load(baseline.port, WARMUP);
+    await load(server.port, WARMUP);
+    const runs = { emulator: [], baseline: [] };
+    const slice = Math.max(1, Math.round(DURATION / ROUNDS));
+    for (let round = 0; round < ROUNDS; round++) {
+      // ABBA order, so that a machine getting busier or quieter during a case favours neither.
+      const order = round % 2 === 0 ? ['baseline', 'emulator'] : ['emulator', 'baseline'];
+      for (const side of order) runs[side].push(await load(side === 'emulator' ? server.port : baseline.port, slice));
+    }
+    const emulator = combine(runs.emulator);
+    const base = combine(runs.baseline);
+    for (const [side, r] of [['emulator', emulator], ['baseline', base]]) {
+      if (r.unexpected || r.errors) throw new Error(`${spec.id}: ${side} answered unexpected statuses (${r.unexpected || 'none'}) or errors (${r.errors})`);
+    }
+    return { spec, bytes: Buffer.byteLength(probe.text), emulator, baseline: base };
+  } finally {
+    await baseline.stop();
+  }
+}
+
+function verdictOf(result) {
+  const { target } = result.spec;
+  if (!target) return { text: '-', met: '-' };
+  const met = target.kind === 'ratio' ? result.emulator.rps / result.baseline.rps >= target.min : result.emulator.p99 < target.max;
+  return { text: target.text, met: met ? 'yes' : 'NO' };
+}
+
+async function startups(label, env, entry) {
+  const times = [];
+  for (let i = 0; i < STARTS; i++) {
+    const proc = await startProcess({ env, entry });
+    times.push(proc.startMs);
+    await proc.stop();
+  }
+  log(`  ${label}: ${times.map((t) => Math.round(t)).join(', ')} ms`);
+  return { median: median(times), min: Math.min(...times), max: Math.max(...times) };
+}
+
+/** RSS once the process has been idle for a moment (lazy module loads, heap settling). */
+async function idleRss(proc, settleMs = 3000) {
+  await sleep(settleMs);
+  return rssMiB(proc.pid);
+}
+
+async function main() {
+  const work = mkdtempSync(join(tmpdir(), 'cloud-emulator-bench-'));
+  try {
+    const largeDir = join(work, 'large-seed');
+    const t = performance.now();
+    writeSeed(largeDir, LARGE);
+    log(`large seed written (${LARGE.annotations} annotations, ${LARGE.grids} grids) in ${Math.round(performance.now() - t)} ms`);
+    const serverEnv = { FIXTURES_DIR: largeDir, RATE_LIMIT_MAX: NO_LIMIT };
+
+    // --- Start-up and memory -------------------------------------------------------------
+    log('start-up (spawn to first healthy answer):');
+    const demoStart = await startups('demo seed', {});
+    const largeStart = await startups('large seed', serverEnv);
+    const baseFile = join(work, 'health.json');
+    writeFileSync(baseFile, '{"status":"ok"}');
+    const bareStart = await startups('bare Fastify', { BODY_FILE: baseFile }, BASELINE_ENTRY);
+
+    const demo = await startProcess({ env: {} });
+    const demoRss = await idleRss(demo);
+    await demo.stop();
+
+    // --- Throughput ------------------------------------------------------------------------
+    const server = await startProcess({ env: serverEnv });
+    const largeRss = await idleRss(server);
+    const results = [];
+    try {
+      for (const spec of CASES) {
+        log(`case ${spec.id} ...`);
+        const result = await measureCase(server, spec, work);
+        log(`  emulator ${fmt.int(result.emulator.rps)} req/s, baseline ${fmt.int(result.baseline.rps)} req/s`);
+        results.push(result);
+      }
+    } finally {
+      await server.stop();
+    }
+
+    // --- Reset on the large seed -----------------------------------------------------------
+    const resetServer = await startProcess({ env: serverEnv });
+    const resetTimes = [];
+    let afterResetsRss;
+    try {
+      for (let i = 0; i < RESETS; i++) {
+        const t0 = performance.now();
+        const res = await request(resetServer.port, { method: 'POST', path: '/_emulator/reset', timeoutMs: 60_000 });
+        resetTimes.push(performance.now() - t0);
+        if (res.status !== 200) throw new Error(`reset answered ${res.status}: ${res.text.slice(0, 300)}`);
+      }
+    } finally {
+      afterResetsRss = rssMiB(resetServer.pid);
+      await resetServer.stop();
+    }
+    log(`reset: median ${fmt.ms(median(resetTimes))}`);
+
+    // --- Report --------------------------------------------------------------------------
+    const m = machine();
+    let commit = 'unknown';
+    try {
+      commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    } catch {
+      // Not a checkout.
+    }
+    const throughput = markdownTable(
+      ['case', 'body', 'req/s', 'p50', 'p99', 'baseline req/s', 'baseline p50', 'baseline p99', 'ratio', 'target', 'met'],
+      results.map((r) => {
+        const v = verdictOf(r);
+        return [
+          r.spec.title,
+          `${fmt.int(r.bytes)} B`,
+          fmt.int(r.emulator.rps),
+          fmt.ms(r.emulator.p50),
+          fmt.ms(r.emulator.p99),
+          fmt.int(r.baseline.rps),
+          fmt.ms(r.baseline.p50),
+          fmt.ms(r.baseline.p99),
+          fmt.pct(r.emulator.rps / r.baseline.rps),
+          v.text,
+          v.met,
+        ];
+      }),
+    );
+    const yes = (ok) => (ok ? 'yes' : 'NO');
+    const other = markdownTable(
+      ['measure', 'value', 'detail', 'target', 'met'],
+      [
+        ['Start to healthy, demo seed', fmt.ms(demoStart.median), `median of ${STARTS} (min ${fmt.ms(demoStart.min)}, max ${fmt.ms(demoStart.max)})`, '< 500 ms', yes(demoStart.median < 500)],
+        ['Start to healthy, large seed', fmt.ms(largeStart.median), `median of ${STARTS} (min ${fmt.ms(largeStart.min)}, max ${fmt.ms(largeStart.max)})`, '-', '-'],
+        ['Start to healthy, bare Fastify (reference)', fmt.ms(bareStart.median), `median of ${STARTS}`, '-', '-'],
+        ['RSS idle, demo seed', fmt.mib(demoRss), 'VmRSS 3 s after healthy', '< 100 MB', yes(demoRss < 100)],
+        ['RSS after loading the large seed', fmt.mib(largeRss), 'VmRSS 3 s after healthy', '-', '-'],
+        [`RSS after ${RESETS} resets, large seed`, fmt.mib(afterResetsRss), `after ${RESETS} resets`, '-', '-'],
+        ['POST /_emulator/reset, large seed', fmt.ms(median(resetTimes)), `median of ${RESETS} (max ${fmt.ms(Math.max(...resetTimes))})`, '-', '-'],
+      ],
+    );
+    const header = [
+      `Machine: ${m.cpu}, ${m.cores} cores (nproc), ${m.memory}, ${m.platform}, Node ${m.node}. Commit ${commit}.`,
+      `Load: autocannon, ${CONNECTIONS} connections, ${DURATION} s measured per side and case in ${ROUNDS} alternating rounds after ${WARMUP} s of warm-up; server and load generator share the machine.`,
+      `Large seed: ${LARGE.annotations.toLocaleString('en-US')} annotations over ${LARGE.domains} domains, ${LARGE.grids.toLocaleString('en-US')} grids started on load (1,000 cloud servers).`,
+    ].join('\n');
+    const report = `${header}\n\n${throughput}\n\n${other}\n`;
+    process.stdout.write(`\n${report}`);
+    mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
+    writeFileSync(join(ROOT, 'bench', 'results', 'latest.md'), report);
+    log('written to bench/results/latest.md');
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench failed: ${err.stack ?? err}\n`);
+  process.exit(1);
+});
