@@ -92,7 +92,8 @@ async function injectFaults(request: FastifyRequest, reply: FastifyReply, emulat
     // A hijacked request never reaches onResponse, so it is journaled here.
     if (emulator.journal.size > 0) record(emulator, request, 0, reply.elapsedTime);
     reply.hijack();
-    request.raw.socket?.destroy();
+    // Destroying the response destroys its socket; an injected request rejects instead of hanging.
+    reply.raw.destroy();
     return reply;
   }
   const { status, body } = answer.action;

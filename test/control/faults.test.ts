@@ -156,6 +156,13 @@ describe('fault rules', () => {
     expect(journal.entries.map((e: { status: number }) => e.status)).toEqual([200, 0]);
   });
 
+  it('drops an injected request too: inject rejects instead of hanging', async () => {
+    ({ app } = await makeApp(authSeed()));
+    await addFault({ path: OBJECTS, action: { drop: true }, times: 1 });
+    await expect(get()).rejects.toThrow(/destroyed/);
+    expect((await get()).statusCode).toBe(200);
+  });
+
   it('lists, reads and deletes rules one by one or all at once', async () => {
     ({ app } = await makeApp(authSeed()));
     await addFault({ id: 'a', path: '/x', action: { status: 500 } });
