@@ -81,6 +81,15 @@ describe('relative times in the seed', () => {
       await expect(makeApp(relativeSeed([annotation]))).rejects.toThrow(message);
     }
   });
+
+  it('refuses such a seed in a state import with 400, keeping the old state', async () => {
+    ({ app } = await makeApp(relativeSeed([{ id: 1, title: 't', text: 'x', start: T0, user: 'u' }])));
+    const state = { ...app.emulator.exportState(), annotations: [{ id: 2, title: 't', text: 'x', startAgoMs: 1, start: T0, user: 'u' }] };
+    const res = await app.inject({ method: 'PUT', url: '/_emulator/state', payload: state });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().message).toMatch(/give exactly one of start and startAgoMs/);
+    expect(app.emulator.stores.annotations.get(1).start).toBe(T0);
+  });
 });
 
 describe('export', () => {

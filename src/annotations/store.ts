@@ -81,7 +81,8 @@ export class AnnotationStore {
   ) {
     const now = clock.now();
     const problems = annotationSeedProblems(state.annotations, now);
-    if (problems.length) throw new FixtureError(problems.join('\n'));
+    // statusCode: a state imported over HTTP with such a problem is the caller's mistake (400).
+    if (problems.length) throw Object.assign(new FixtureError(problems.join('\n')), { statusCode: 400 });
     for (const domain of state.domains) this.domainNames.set(domain.id, domain.name);
     for (const seed of state.annotations) {
       const start = seed.start ?? now - (seed.startAgoMs as number);
