@@ -125,7 +125,8 @@ API reference once started: http://HOST:PORT/_emulator/docs
 
 /** The README's configuration table, as Markdown. */
 export function configTable(): string {
-  const escape = (text: string) => text.replace(/\|/g, '\\|');
+  // Markdown: a | ends a cell and <token> would be read as an HTML tag.
+  const escape = (text: string) => text.replace(/\|/g, '\\|').replace(/</g, '&lt;').replace(/>/g, '&gt;');
   const lines = [
     '| Environment variable | Option | Default | Description |',
     '|---|---|---|---|',

@@ -30,6 +30,7 @@ export async function serve(
     if (err) app.log.error({ err }, 'closing after an error');
     else app.log.info({ signal }, 'closing');
     await app.close();
+    app.log.info('closed');
   });
   app.log.info({ url: emu.url, docs: `${emu.url}/_emulator/docs` }, 'cloud-emulator ready');
   return emu;

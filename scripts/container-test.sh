@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# The container test (npm run test:container): builds the image, starts it, waits until it
+# is healthy, smoke-tests all three interfaces and the control API from outside, checks it
+# runs as non-root, that the CLI in the image works, that SIGTERM stops it cleanly and fast
+# and flushes STATE_FILE, then brings docker-compose.yml up and down.
+#
+# Engine: docker when `docker info` answers, else podman. Settings (environment):
+#   CONTAINER_ENGINE  force docker or podman
+#   NODE_IMAGE        base image build argument (default: the Dockerfile's official image;
+#                     with podman and no registry, the local image a setup script prepares)
+#   PODMAN_SETUP      script that installs podman and prints a local base image tag
+#                     (default: ../shared/container/setup-podman.sh beside the repository)
+#   KEEP_IMAGE=1      keep the test image afterwards
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf 'container-test: %s\n' "$*" >&2; }
+die() {
+  log "FAILED: $*"
+  exit 1
+}
+ms() { date +%s%3N; }
+free_port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{process.stdout.write(String(s.address().port));s.close()})"; }
+
+# --- engine -------------------------------------------------------------------------------
+PODMAN_SETUP=${PODMAN_SETUP:-../shared/container/setup-podman.sh}
+ENGINE=${CONTAINER_ENGINE:-}
+if [[ -z $ENGINE ]]; then
+  if command -v docker >/dev/null 2>&1 && timeout 20 docker info >/dev/null 2>&1; then
+    ENGINE=docker
+  else
+    ENGINE=podman
+  fi
+fi
+if [[ $ENGINE == podman && -z ${NODE_IMAGE:-} && -f $PODMAN_SETUP ]]; then
+  # No registry to pull the official base image from: the setup script (idempotent)
+  # installs podman if needed and prints the tag of a local Node base image.
+  log "preparing podman with $PODMAN_SETUP"
+  NODE_IMAGE=$(bash "$PODMAN_SETUP" | tail -n 1)
+fi
+command -v "$ENGINE" >/dev/null 2>&1 || die "no container engine: neither a docker engine nor podman is available"
+
+if [[ $ENGINE == docker ]]; then
+  if docker compose version >/dev/null 2>&1; then COMPOSE=(docker compose); else COMPOSE=(docker-compose); fi
+  BUILD_FORMAT=()
+  TAG=cloud-emulator:container-test-$$
+else
+  COMPOSE=(podman-compose)
+  # Podman's default OCI image format has no HEALTHCHECK; the docker format keeps it.
+  BUILD_FORMAT=(--format docker)
+  TAG=localhost/cloud-emulator:container-test-$$
+fi
+NAME=cloud-emulator-test-$$
+PROJECT=cetest$$
+WORK=$(mktemp -d)
+COMPOSE_ENV=()
+
+cleanup() {
+  set +e
+  for c in "$NAME" "$NAME-state" "$NAME-state2"; do "$ENGINE" rm -f "$c" >/dev/null 2>&1; done
+  if [[ ${#COMPOSE_ENV[@]} -gt 0 ]]; then env "${COMPOSE_ENV[@]}" "${COMPOSE[@]}" -p "$PROJECT" -f docker-compose.yml down >/dev/null 2>&1; fi
+  [[ ${KEEP_IMAGE:-} == 1 ]] || "$ENGINE" rmi -f "$TAG" >/dev/null 2>&1
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+http_status() { curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$1" || true; }
+
+wait_http() { # url timeout_s
+  local deadline=$(($(date +%s) + $2))
+  until [[ $(http_status "$1") == 200 ]]; do
+    (($(date +%s) < deadline)) || return 1
+    sleep 0.1
+  done
+}
+
+wait_healthy() { # container timeout_s
+  local deadline=$(($(date +%s) + $2)) status
+  while :; do
+    if [[ $ENGINE == podman ]]; then
+      # Podman schedules health checks with systemd timers, absent in a plain container
+      # host; run the image's HEALTHCHECK on demand instead (the same command).
+      podman healthcheck run "$1" >/dev/null 2>&1 || true
+    fi
+    status=$("$ENGINE" inspect --format '{{if .State.Health}}{{.State.Health.Status}}{{end}}' "$1" 2>/dev/null || true)
+    [[ $status == healthy ]] && return 0
+    (($(date +%s) < deadline)) || {
+      log "health status: ${status:-none}"
+      return 1
+    }
+    sleep 0.2
+  done
+}
+
+# --- build --------------------------------------------------------------------------------
+log "engine: $ENGINE; base image: ${NODE_IMAGE:-the Dockerfile default}"
+BUILD_ARGS=()
+[[ -n ${NODE_IMAGE:-} ]] && BUILD_ARGS=(--build-arg "NODE_IMAGE=$NODE_IMAGE")
+t=$(ms)
+timeout 900 "$ENGINE" build "${BUILD_FORMAT[@]}" "${BUILD_ARGS[@]}" -t "$TAG" . >"$WORK/build.log" 2>&1 || {
+  tail -n 40 "$WORK/build.log" >&2
+  die "image build failed"
+}
+BUILD_MS=$(($(ms) - t))
+SIZE=$("$ENGINE" image inspect --format '{{.Size}}' "$TAG")
+SIZE_MB=$(((SIZE + 500000) / 1000000))
+log "built $TAG in $((BUILD_MS / 1000)) s, image size $SIZE_MB MB"
+[[ $("$ENGINE" image inspect --format '{{.Config.User}}' "$TAG") == node ]] || die "the image does not run as the user node"
+
+# --- run, healthy, smoke ------------------------------------------------------------------
+PORT=$(free_port)
+URL=http://127.0.0.1:$PORT
+t=$(ms)
+"$ENGINE" run -d --name "$NAME" -p "127.0.0.1:$PORT:8080" "$TAG" >/dev/null 2>>"$WORK/engine.log"
+wait_http "$URL/_emulator/health" 60 || {
+  "$ENGINE" logs "$NAME" >&2
+  die "the emulator did not answer $URL/_emulator/health within 60 s"
+}
+READY_MS=$(($(ms) - t))
+wait_healthy "$NAME" 60 || die "the container did not become healthy within 60 s"
+HEALTHY_MS=$(($(ms) - t))
+log "answering after $READY_MS ms, healthy after $HEALTHY_MS ms"
+
+node scripts/smoke.mjs "$URL" || {
+  "$ENGINE" logs "$NAME" 2>&1 | tail -n 30 >&2
+  die "smoke test"
+}
+
+uid=$("$ENGINE" exec "$NAME" node -e 'process.stdout.write(String(process.getuid()))')
+[[ $uid != 0 ]] || die "the emulator runs as root"
+log "runs as uid $uid (non-root)"
+
+"$ENGINE" logs "$NAME" 2>/dev/null | grep -q '"msg":"request"' || die "no per-request JSON log line"
+"$ENGINE" logs "$NAME" 2>/dev/null | grep '"msg":"request"' | head -n 1 | grep -q '"reqId"' || die "request log lines carry no reqId"
+
+# --- the command line inside the image ----------------------------------------------------
+"$ENGINE" run --rm "$TAG" node dist/cli.js --help | grep -q -- '--time-scale' || die "cloud-emulator --help does not list --time-scale"
+set +e
+"$ENGINE" run --rm "$TAG" node dist/cli.js --port nope >/dev/null 2>"$WORK/cli.err"
+code=$?
+set -e
+[[ $code == 2 ]] || die "a bad --port exited $code, expected 2"
+grep -q -- '--port="nope"' "$WORK/cli.err" || die "a bad --port gave no clear message: $(cat "$WORK/cli.err")"
+"$ENGINE" run --rm "$TAG" node dist/cli.js check /app/fixtures | grep -q '^OK' || die "cloud-emulator check of the baked-in fixtures failed"
+log "CLI: --help, exit 2 on a bad value, check: ok"
+
+# --- SIGTERM ------------------------------------------------------------------------------
+t=$(ms)
+"$ENGINE" kill --signal TERM "$NAME" >/dev/null
+code=$("$ENGINE" wait "$NAME" | tail -n 1)
+STOP_MS=$(($(ms) - t))
+[[ $code == 0 ]] || die "exit code after SIGTERM: $code, expected 0"
+"$ENGINE" logs "$NAME" 2>/dev/null | grep -q '"signal":"SIGTERM"' || die "no shutdown log line for SIGTERM"
+CLOSE_MS=$("$ENGINE" logs "$NAME" 2>/dev/null | node -e '
+  const lines = require("fs").readFileSync(0, "utf8").split("\n").filter(Boolean).map((l) => { try { return JSON.parse(l) } catch { return {} } });
+  const closing = lines.find((l) => l.msg === "closing"), closed = lines.find((l) => l.msg === "closed");
+  process.stdout.write(closing && closed ? String(closed.time - closing.time) : "?");')
+((STOP_MS < 3000)) || die "stopping took $STOP_MS ms after SIGTERM"
+log "SIGTERM: exit code 0, $STOP_MS ms from the signal to the engine seeing the exit (close took $CLOSE_MS ms inside)"
+
+# --- STATE_FILE is flushed on SIGTERM -----------------------------------------------------
+mkdir -p "$WORK/data"
+chmod 777 "$WORK/data"
+PORT2=$(free_port)
+state_run() { # name
+  "$ENGINE" run -d --name "$1" -p "127.0.0.1:$PORT2:8080" -v "$WORK/data:/data" \
+    -e STATE_FILE=/data/state.json -e STATE_FLUSH_INTERVAL_MS=0 "$TAG" >/dev/null 2>>"$WORK/engine.log"
+  wait_http "http://127.0.0.1:$PORT2/_emulator/health" 60 || die "the STATE_FILE container did not start"
+}
+state_run "$NAME-state"
+created=$(curl -s --max-time 5 -X POST -H 'X-Auth-Token: demo-token' -H 'Content-Type: application/json' \
+  -d '{"title":"persisted by SIGTERM","text":"container test","start":1790000000000}' \
+  "http://127.0.0.1:$PORT2/concerto/mpulse/api/annotations/v1")
+id=$(node -e 'process.stdout.write(String(JSON.parse(process.argv[1]).id ?? ""))' "$created")
+[[ -n $id ]] || die "could not create an annotation: $created"
+"$ENGINE" kill --signal TERM "$NAME-state" >/dev/null
+code=$("$ENGINE" wait "$NAME-state" | tail -n 1)
+[[ $code == 0 ]] || die "exit code after SIGTERM with STATE_FILE: $code"
+grep -q 'persisted by SIGTERM' "$WORK/data/state.json" 2>/dev/null || die "STATE_FILE was not flushed on SIGTERM"
+state_run "$NAME-state2"
+status=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -H 'X-Auth-Token: demo-token' "http://127.0.0.1:$PORT2/concerto/mpulse/api/annotations/v1/$id")
+[[ $status == 200 ]] || die "the annotation did not survive a restart with STATE_FILE (GET -> $status)"
+"$ENGINE" rm -f "$NAME-state" "$NAME-state2" >/dev/null
+log "STATE_FILE: flushed on SIGTERM and loaded on the next start"
+
+# --- docker-compose.yml -------------------------------------------------------------------
+PORT3=$(free_port)
+COMPOSE_ENV=(EMULATOR_IMAGE="$TAG" EMULATOR_PORT="$PORT3" NODE_IMAGE="${NODE_IMAGE:-node:22-alpine}")
+timeout 300 env "${COMPOSE_ENV[@]}" "${COMPOSE[@]}" -p "$PROJECT" -f docker-compose.yml up -d >"$WORK/compose.log" 2>&1 || {
+  cat "$WORK/compose.log" >&2
+  die "compose up failed"
+}
+wait_http "http://127.0.0.1:$PORT3/_emulator/health" 60 || die "the compose service did not answer on port $PORT3"
+cid=$("$ENGINE" ps -a --format '{{.Names}}' | grep -E "^${PROJECT}[-_]emulator[-_]1$" | head -n 1)
+[[ -n $cid ]] || die "cannot find the compose container of project $PROJECT"
+wait_healthy "$cid" 60 || die "the compose service did not become healthy"
+node scripts/smoke.mjs "http://127.0.0.1:$PORT3" >/dev/null || die "smoke test against the compose service"
+timeout 120 env "${COMPOSE_ENV[@]}" "${COMPOSE[@]}" -p "$PROJECT" -f docker-compose.yml down >>"$WORK/compose.log" 2>&1 || {
+  cat "$WORK/compose.log" >&2
+  die "compose down failed"
+}
+COMPOSE_ENV=()
+[[ -z $("$ENGINE" ps -a --format '{{.Names}}' | grep -E "^${PROJECT}[-_]" || true) ]] || die "compose down left containers behind"
+log "compose: up, healthy, smoke test, down: ok"
+
+log "PASSED: image $SIZE_MB MB, build $((BUILD_MS / 1000)) s, start to answering $READY_MS ms, start to healthy $HEALTHY_MS ms, SIGTERM to exit $STOP_MS ms"
