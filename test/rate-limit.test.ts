@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { AUTH, T0, authSeed, makeApp } from './helpers/app.js';
 import type { State } from '../src/state.js';
-import { RateCounters, durationText } from '../src/annotations/rate-limit.js';
+import { RateCounters, durationText } from '../src/core/rate-limit.js';
 
 const ANNOTATIONS = '/concerto/mpulse/api/annotations/v1';
 const ALERTS = '/concerto/mpulse/api/alerts';

@@ -3,8 +3,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Emulator } from '../emulator.js';
 import { ErrorBodySchema, badRequest, installErrorHandling } from '../core/errors.js';
-import { registerRateLimit } from '../annotations/rate-limit.js';
-import { strictValidatorCompiler } from '../annotations/validation.js';
+import { registerRateLimit } from '../core/rate-limit.js';
+import { strictValidatorCompiler } from '../core/validation.js';
 import { AlertParamsSchema, ClearBodySchema, FireBodySchema } from './schemas.js';
 
 export const ALERTS_PREFIX = '/concerto/mpulse/api/alerts';

@@ -1,6 +1,6 @@
 import type { Clock } from '../core/clock.js';
 import { conflict, notFound } from '../core/errors.js';
-import { RateCounters } from '../annotations/rate-limit.js';
+import { RateCounters } from '../core/rate-limit.js';
 import type { State } from '../state.js';
 import { ALERT_HISTORY_LIMIT, type Alert, type AlertEvent, type FireContent } from './schemas.js';
 

@@ -4,8 +4,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Emulator } from '../emulator.js';
 import { ApiError, ErrorBodySchema, badRequest, installErrorHandling, unauthorized } from '../core/errors.js';
 import { parseId } from '../core/routing.js';
-import { registerRateLimit } from './rate-limit.js';
-import { strictValidatorCompiler } from './validation.js';
+import { registerRateLimit } from '../core/rate-limit.js';
+import { strictValidatorCompiler } from '../core/validation.js';
 import {
   AnnotationCreateBodySchema,
   AnnotationIdSchema,

@@ -2,7 +2,7 @@ import type { Clock } from '../core/clock.js';
 import { badRequest, notFound } from '../core/errors.js';
 import { FixtureError } from '../core/fixtures.js';
 import type { State } from '../state.js';
-import { RateCounters } from './rate-limit.js';
+import { RateCounters } from '../core/rate-limit.js';
 import type {
   Annotation,
   AnnotationCreateBody,

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit';
-import { wallClock } from '../core/clock.js';
-import { ApiError } from '../core/errors.js';
+import { wallClock } from './clock.js';
+import { ApiError } from './errors.js';
 
 /** How many keys a counter set remembers before it forgets the least recently used one. */
 export const RATE_LIMIT_KEYS = 10_000;
