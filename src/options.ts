@@ -75,7 +75,7 @@ export function parseArgs(argv: readonly string[]): Command {
 }
 
 function placeholder(schema: TSchema): string {
-  if (schema.anyOf) return `<${schema.anyOf.map((s: TSchema) => s.const).join('|')}>`;
+  if (schema.anyOf) return '<value>';
   if (schema.type === 'integer') return '<integer>';
   if (schema.type === 'number') return '<number>';
   return '<text>';
@@ -95,27 +95,26 @@ export function version(): string {
 
 /** The --help text, built from SETTINGS so that it lists every option there is. */
 export function helpText(): string {
-  const rows = SETTINGS.map((s) => {
+  const options = SETTINGS.map((s) => {
     const flag = isBoolean(s) ? `--[no-]${s.flag}` : `--${s.flag} ${placeholder(s.schema)}`;
-    return { flag, s };
-  });
-  const width = Math.max(...rows.map((r) => r.flag.length)) + 2;
-  const indent = ' '.repeat(width + 2);
-  const options = rows
-    .map(({ flag, s }) => `  ${flag.padEnd(width)}${s.description}\n${indent}env ${s.env}, default: ${displayDefault(s)}`)
-    .join('\n');
+    const values = s.schema.anyOf ? `one of ${s.schema.anyOf.map((v: TSchema) => v.const).join(', ')}; ` : '';
+    return `  ${flag}\n      ${s.description}\n      ${values}env ${s.env}, default: ${displayDefault(s)}`;
+  }).join('\n');
   return `cloud-emulator ${version()}: a stateful emulator of a cloud load-testing service
 (provisioning, annotations, alerts) with a control API under /_emulator.
 
 Usage:
   cloud-emulator [options]              start the server
-  cloud-emulator check [DIR] [options]  validate a fixture folder (DIR, else --fixtures /
-                                        FIXTURES_DIR) and exit: 0 valid, 1 invalid
+  cloud-emulator check [DIR] [options]  validate a fixture folder (DIR, else --fixtures,
+                                        FIXTURES_DIR or the bundled seed) and exit:
+                                        0 valid, 1 invalid
 
 Options (each may also be set by its environment variable; the option wins):
 ${options}
-  -h, --help${' '.repeat(Math.max(1, width - 10))}show this help
-  --version${' '.repeat(Math.max(1, width - 9))}print the version
+  -h, --help
+      show this help
+  --version
+      print the version
 
 Booleans accept true/false, 1/0, yes/no, on/off. A bad value or an unknown option exits
 with code 2. Demo session token: X-Auth-Token: demo-token.
@@ -132,7 +131,7 @@ export function configTable(): string {
     '|---|---|---|---|',
     ...SETTINGS.map((s) => {
       const flag = isBoolean(s) ? `--[no-]${s.flag}` : `--${s.flag}`;
-      return `| \`${s.env}\` | \`${flag}\` | ${s.default === undefined ? 'unset' : displayDefault(s) === String(s.default) ? `\`${displayDefault(s)}\`` : displayDefault(s)} | ${escape(s.description)} |`;
+      return `| \`${s.env}\` | \`${flag}\` | ${s.default === undefined ? 'unset' : displayDefault(s) === String(s.default) ? `\`${displayDefault(s)}\`` : displayDefault(s)} | ${escape(s.description)}${s.schema.anyOf ? ` (one of ${s.schema.anyOf.map((v: TSchema) => `\`${v.const}\``).join(', ')})` : ''} |`;
     }),
   ];
   return `${lines.join('\n')}\n`;
