@@ -16,6 +16,7 @@ import { installPersistence } from './control/persistence.js';
 import { installCors } from './cors.js';
 import { installOpenApi } from './openapi.js';
 import { OneLinePerRequest, installRequestId } from './request-log.js';
+import { UI_PREFIX, uiRoutes } from './ui/plugin.js';
 
 export interface BuildAppOptions {
   /** Settings; anything left out takes its default. */
@@ -52,6 +53,18 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
     onConstructorPoisoning: 'error',
     logController: new OneLinePerRequest(),
     requestIdHeader: 'x-request-id',
+    // A malformed percent-escape or an overlong path segment never reaches a route; without
+    // this, Fastify answers its own body (with an extra `code`, and a 414 for the length).
+    frameworkErrors: (error, request, reply) => {
+      const path = request.url.split('?')[0];
+      sendError(
+        reply,
+        400,
+        error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? `a path segment of '${path}' is longer than 100 characters`
+          : `the URL '${path}' is not valid: malformed percent-encoding`,
+      );
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('emulator', emulator);
@@ -73,6 +86,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   await app.register(annotationRoutes, { prefix: ANNOTATIONS_PREFIX, emulator });
   await app.register(alertRoutes, { prefix: ALERTS_PREFIX, emulator });
   await app.register(controlRoutes, { prefix: CONTROL_PREFIX, emulator });
+  await app.register(uiRoutes, { prefix: UI_PREFIX, emulator });
 
   return app;
 }

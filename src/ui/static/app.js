@@ -1,0 +1,1373 @@
+// The cloud-emulator dashboard: one ES module, no framework, no build step. It is a client
+// like any other: it reads and steers the emulator only through the public control API
+// (/_emulator) and the three emulated interfaces, which is also what it demonstrates.
+
+// The page lives at <root>/_emulator/ui/, so the emulator's root is two folders up; this
+// keeps the page working behind a proxy that adds a path prefix.
+const ROOT = new URL('../../', location.href);
+const REPO = 'concerto/services/rest/RepositoryService/v1';
+const CLOUD = 'concerto/services/rest/CloudService/v1';
+const ANNOTATIONS = 'concerto/mpulse/api/annotations/v1';
+const ALERTS = 'concerto/mpulse/api/alerts';
+const CONTROL = '_emulator';
+const POLL_MS = 1000;
+const DEMO_USER = { userName: 'demo@example.com', password: 'demo' };
+const KINDS = ['grid', 'environment', 'rsdb'];
+const REPOSITORY_TYPE = { grid: 'grid', environment: 'testenvironment', rsdb: 'rsdb' };
+
+// ---------------------------------------------------------------------------------------
+// Small DOM helpers
+// ---------------------------------------------------------------------------------------
+
+const $ = (selector, root = document) => root.querySelector(selector);
+
+/** h('button', {class: 'x', onclick}, 'text', child): an element with properties and children. */
+function h(tag, props = {}, ...children) {
+  const el = document.createElement(tag);
+  setProps(el, props);
+  el.append(...children.flat().filter((c) => c !== null && c !== undefined && c !== false).map((c) => (c instanceof Node ? c : String(c))));
+  return el;
+}
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+function s(tag, attrs = {}, ...children) {
+  const el = document.createElementNS(SVG_NS, tag);
+  setProps(el, attrs);
+  el.append(...children.flat().filter((c) => c !== null && c !== undefined).map((c) => (c instanceof Node ? c : String(c))));
+  return el;
+}
+
+function setProps(el, props) {
+  for (const [key, value] of Object.entries(props)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith('on')) el.addEventListener(key.slice(2), value);
+    else if (key === 'dataset') Object.assign(el.dataset, value);
+    else if (key === 'class') el.setAttribute('class', value);
+    else if (key in el && !(el instanceof SVGElement) && typeof value !== 'string') el[key] = value;
+    else el.setAttribute(key, value === true ? '' : String(value));
+  }
+}
+
+function button(label, onclick, props = {}) {
+  return h('button', { type: 'button', ...props, onclick }, label);
+}
+
+const pad = (n, w = 2) => String(n).padStart(w, '0');
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+/** Emulated times are shown in UTC, like the interfaces speak them. */
+const hms = (ms) => {
+  const d = new Date(ms);
+  return `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
+};
+const ymd = (ms) => {
+  const d = new Date(ms);
+  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
+};
+const dateTime = (ms) => `${ymd(ms)} ${hms(ms)}`;
+const shortDate = (ms) => {
+  const d = new Date(ms);
+  return `${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()}`;
+};
+/** "<input type=datetime-local>" value for an instant, read as UTC. */
+const toLocalInput = (ms) => new Date(ms).toISOString().slice(0, 19);
+const fromLocalInput = (value) => (value ? Date.parse(`${value.length === 16 ? `${value}:00` : value}Z`) : undefined);
+
+function duration(ms) {
+  if (ms < 0) ms = 0;
+  const sec = Math.round(ms / 1000);
+  if (sec < 60) return `${sec} s`;
+  if (sec < 3600) return `${Math.floor(sec / 60)} min ${pad(sec % 60)} s`;
+  if (sec < 86400) return `${Math.floor(sec / 3600)} h ${pad(Math.floor((sec % 3600) / 60))} min`;
+  return `${Math.floor(sec / 86400)} d ${Math.floor((sec % 86400) / 3600)} h`;
+}
+
+function toast(text, kind = 'info') {
+  const el = h('div', { class: `toast ${kind}` }, text);
+  $('#toasts').append(el);
+  setTimeout(() => el.remove(), kind === 'error' ? 8000 : 3500);
+}
+
+// ---------------------------------------------------------------------------------------
+// Talking to the emulator
+// ---------------------------------------------------------------------------------------
+
+class ApiFailure extends Error {
+  constructor(status, message, method, path) {
+    super(message);
+    this.status = status;
+    this.method = method;
+    this.path = path;
+  }
+  describe() {
+    return this.status === 0
+      ? `${this.method} /${this.path}: ${this.message}`
+      : `${this.method} /${this.path} → ${this.status}: ${this.message}`;
+  }
+}
+
+const auth = {
+  token: sessionStorage.getItem('ce.token'),
+  user: sessionStorage.getItem('ce.user'),
+  /** Kept in memory only, to sign in again after a reset drops the session. */
+  credentials: DEMO_USER,
+  admin: sessionStorage.getItem('ce.admin'),
+};
+
+const isControl = (path) => path === CONTROL || path.startsWith(`${CONTROL}/`);
+const needsSession = (path) => path.startsWith(CLOUD) || path.startsWith(ANNOTATIONS) || path.startsWith(`${REPO}/Objects`) || path.startsWith(ALERTS);
+
+/**
+ * One request. Control calls carry the admin token once one was asked for; interface calls
+ * carry X-Auth-Token. A 401 asks for what is missing (once, shared by every caller) and
+ * the call is tried again.
+ */
+async function api(method, path, { body, query, retried = false } = {}) {
+  const url = new URL(path, ROOT);
+  for (const [key, value] of Object.entries(query ?? {})) {
+    if (value !== undefined && value !== null && value !== '') url.searchParams.set(key, String(value));
+  }
+  const headers = { accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (isControl(path) && auth.admin) headers.authorization = `Bearer ${auth.admin}`;
+  if (needsSession(path)) {
+    if (!auth.token) await signIn();
+    headers['x-auth-token'] = auth.token;
+  }
+  let response;
+  try {
+    response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' });
+  } catch {
+    throw new ApiFailure(0, 'the emulator does not answer', method, path);
+  }
+  const text = await response.text();
+  let data = null;
+  if (text && (response.headers.get('content-type') ?? '').includes('json')) {
+    try {
+      data = JSON.parse(text);
+    } catch {
+      data = text;
+    }
+  } else if (text) data = text;
+  if (response.ok) return data;
+  const message = (data && typeof data === 'object' && data.message) || response.statusText || 'failed';
+  if (response.status === 401 && !retried) {
+    if (isControl(path)) {
+      await askAdminToken(auth.admin ? `The admin token was refused: ${message}` : '');
+      return api(method, path, { body, query, retried: true });
+    }
+    if (needsSession(path)) {
+      auth.token = null;
+      await signIn();
+      return api(method, path, { body, query, retried: true });
+    }
+  }
+  throw new ApiFailure(response.status, message, method, path);
+}
+
+function rememberSession(token, user) {
+  auth.token = token;
+  auth.user = user;
+  sessionStorage.setItem('ce.token', token);
+  sessionStorage.setItem('ce.user', user);
+  $('#who').textContent = `signed in as ${user}`;
+}
+
+let signingIn = null;
+/** Gets a session token: with the remembered credentials (the demo user), else by asking. */
+function signIn() {
+  signingIn ??= (async () => {
+    try {
+      if (auth.credentials) {
+        try {
+          const { token } = await api('PUT', `${REPO}/Tokens`, { body: auth.credentials });
+          return rememberSession(token, auth.credentials.userName);
+        } catch (err) {
+          if (!(err instanceof ApiFailure) || err.status !== 401) throw err;
+          auth.credentials = null;
+        }
+      }
+      await askCredentials('');
+    } finally {
+      signingIn = null;
+    }
+  })();
+  return signingIn;
+}
+
+/** Shows a dialog until `submit` accepts what was typed (returns nothing) or explains why not (returns text). */
+function dialogUntil(dialog, form, errorEl, message, submit) {
+  return new Promise((resolve) => {
+    errorEl.hidden = !message;
+    errorEl.textContent = message;
+    const onSubmit = async (event) => {
+      event.preventDefault();
+      const problem = await submit(new FormData(form));
+      if (problem) {
+        errorEl.hidden = false;
+        errorEl.textContent = problem;
+        return;
+      }
+      form.removeEventListener('submit', onSubmit);
+      dialog.close();
+      resolve();
+    };
+    form.addEventListener('submit', onSubmit);
+    // Escape would leave the page without a token; the dialog stays until it has one.
+    dialog.addEventListener('cancel', (event) => event.preventDefault());
+    if (!dialog.open) dialog.showModal();
+    form.querySelector('input')?.focus();
+  });
+}
+
+function askCredentials(message) {
+  const dialog = $('#login');
+  const form = $('#login-form');
+  return dialogUntil(dialog, form, $('#login-error'), message, async (data) => {
+    const token = String(data.get('token') ?? '').trim();
+    const userName = String(data.get('userName') ?? '').trim();
+    const password = String(data.get('password') ?? '');
+    if (token) {
+      // A token is checked with a cheap authenticated read.
+      const response = await fetch(new URL(`${REPO}/Objects/domain?name=`, ROOT), { headers: { 'x-auth-token': token } }).catch(() => null);
+      if (!response?.ok) return 'that token is not valid';
+      rememberSession(token, 'a session token');
+      return undefined;
+    }
+    if (!userName) return 'give a user name and password, or a token';
+    const response = await fetch(new URL(`${REPO}/Tokens`, ROOT), {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ userName, password }),
+    }).catch(() => null);
+    if (!response) return 'the emulator does not answer';
+    const body = await response.json().catch(() => ({}));
+    if (!response.ok) return body.message ?? `refused (${response.status})`;
+    auth.credentials = { userName, password };
+    rememberSession(body.token, userName);
+    return undefined;
+  });
+}
+
+let askingAdmin = null;
+function askAdminToken(message) {
+  askingAdmin ??= dialogUntil($('#admin'), $('#admin-form'), $('#admin-error'), message, async (data) => {
+    const token = String(data.get('token') ?? '').trim();
+    const response = await fetch(new URL(`${CONTROL}/clock`, ROOT), { headers: { authorization: `Bearer ${token}` } }).catch(() => null);
+    if (!response) return 'the emulator does not answer';
+    if (!response.ok) return (await response.json().catch(() => ({}))).message ?? `refused (${response.status})`;
+    auth.admin = token;
+    sessionStorage.setItem('ce.admin', token);
+    return undefined;
+  }).finally(() => {
+    askingAdmin = null;
+  });
+  return askingAdmin;
+}
+
+/** Runs a user's action, reports a failure the way the emulator worded it, then refreshes. */
+async function act(fn, success) {
+  try {
+    const result = await fn();
+    if (success) toast(typeof success === 'function' ? success(result) : success);
+    return result;
+  } catch (err) {
+    toast(err instanceof ApiFailure ? err.describe() : String(err?.message ?? err), 'error');
+    return undefined;
+  } finally {
+    refreshSoon();
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// What the page knows
+// ---------------------------------------------------------------------------------------
+
+const model = {
+  clock: null,
+  /** performance.now() when the clock was read, to let it run on between polls. */
+  clockReadAt: 0,
+  lifecycles: null,
+  /** "kind:id" -> the lifecycle entry of every resource. */
+  positions: new Map(),
+  /** "kind:id" -> what the resource looked like when it was last read. */
+  seen: new Map(),
+  names: { grid: new Map(), environment: new Map(), rsdb: new Map() },
+  views: { grid: new Map(), environment: new Map(), rsdb: new Map() },
+  /** cloud server id -> the grid it belongs to. */
+  serverGrid: new Map(),
+  alerts: [],
+  faults: [],
+  journal: { size: 0, total: 0, entries: [] },
+  domains: [],
+  annotations: [],
+  /** Newest journal id of an annotation change this page has already reloaded for. */
+  annotationMark: -1,
+  annotationsReadAt: 0,
+};
+
+/** Emulated now, running on between polls at the clock's speed. */
+function emulatedNow() {
+  const c = model.clock;
+  if (!c) return 0;
+  return c.frozen ? c.now : c.now + (performance.now() - model.clockReadAt) * c.scale;
+}
+
+const FAILED_STATES = new Set([
+  'ALLOCATE_FAILED', 'ALLOCATED_WITH_FAILURES', 'CHECKED_WITH_FAILURES', 'TERMINATED_WITH_FAILURES', 'ERROR_BUILD_MISMATCH',
+  'PROCESS_FAILED', 'VOLUME_NOT_FORMATTED', 'VOLUME_NOT_AVAILABLE', 'EXTERNALLY_TERMINATED', 'FAILED',
+]);
+const TERMINATED_STATES = new Set(['TERMINATED', 'CANCELLED']);
+const NO_TEARDOWN = new Set(['LOADED', 'TERMINATED', 'TERMINATED_WITH_FAILURES', 'CANCELLED', 'TERMINATING', 'CANCELLING']);
+
+/** The colour family of a state: in progress, ready, failed, terminated, or idle (never started). */
+function family(state, isFinal) {
+  if (state === 'LOADED') return 'idle';
+  if (FAILED_STATES.has(state)) return 'failed';
+  if (TERMINATED_STATES.has(state)) return 'terminated';
+  return isFinal ? 'ready' : 'progress';
+}
+
+const badge = (state, isFinal) => h('span', { class: `badge fam-${family(state, isFinal)}` }, state);
+
+/** Every table of a kind, in the order the emulator lists them (start tables first, success first). */
+function tablesOf(kind) {
+  const found = [];
+  const walk = (node) => {
+    if (Array.isArray(node)) {
+      if (node.every((row) => row && typeof row.state === 'string')) found.push(node);
+      return;
+    }
+    if (node && typeof node === 'object') Object.values(node).forEach(walk);
+  };
+  walk(model.lifecycles?.tables?.[kind]);
+  return found;
+}
+
+/**
+ * The states this resource is going through: the table that holds its current state and,
+ * when one is scheduled, its next state right after (rows a grid without monitors skips
+ * may lie between). Never started: the first start table, still ahead.
+ */
+function pathOf(kind, position) {
+  const tables = tablesOf(kind);
+  const { state } = position;
+  const next = position.next?.state;
+  if (state === 'LOADED') return { rows: [{ state: 'LOADED' }, ...(tables[0] ?? [])], current: 0 };
+  for (const rows of tables) {
+    const i = rows.findIndex((row) => row.state === state);
+    if (i < 0) continue;
+    if (next !== undefined) {
+      let j = i + 1;
+      while (j < rows.length && rows[j].monitorsOnly && rows[j].state !== next) j++;
+      if (rows[j]?.state !== next) continue;
+      // Skipped rows are not part of this run.
+      return { rows: [...rows.slice(0, i + 1), ...rows.slice(j)], current: i };
+    }
+    if (i === rows.length - 1) return { rows, current: i };
+  }
+  return { rows: [{ state }], current: 0 };
+}
+
+function progressLine(kind, position) {
+  const { rows, current } = pathOf(kind, position);
+  const fam = family(position.state, position.isFinal);
+  return rows.map((row, i) =>
+    h(
+      'li',
+      {
+        class: i < current ? 'done' : i === current ? `current fam-${fam}` : row.monitorsOnly ? 'todo maybe' : 'todo',
+        title: row.monitorsOnly ? 'only for a grid with monitors' : undefined,
+      },
+      row.state,
+    ),
+  );
+}
+
+function nextText(position) {
+  if (!position?.next) return null;
+  return h('span', { dataset: { countdown: String(position.next.at), label: position.next.state } }, `next: ${position.next.state}`);
+}
+
+// ---------------------------------------------------------------------------------------
+// Polling
+// ---------------------------------------------------------------------------------------
+
+let ticking = false;
+let timer = null;
+let catalogNeeded = true;
+
+function refreshSoon() {
+  clearTimeout(timer);
+  timer = setTimeout(tick, 30);
+}
+
+function setLive(ok, text) {
+  const el = $('#live');
+  el.className = `live ${ok ? 'ok' : 'down'}`;
+  el.textContent = text ?? (ok ? 'live' : 'emulator not answering');
+}
+
+async function tick() {
+  clearTimeout(timer);
+  if (ticking) return;
+  ticking = true;
+  try {
+    if (!document.hidden) await poll();
+    setLive(true);
+  } catch (err) {
+    if (err instanceof ApiFailure && err.status === 0) setLive(false);
+    else {
+      setLive(false, 'error');
+      console.error(err);
+      toast(err instanceof ApiFailure ? err.describe() : String(err), 'error');
+    }
+  } finally {
+    ticking = false;
+    timer = setTimeout(tick, POLL_MS);
+  }
+}
+
+async function poll() {
+  const journalFilter = Object.fromEntries(new FormData($('#journal-filter')));
+  const statusOk = /^([0-9]{1,3}|[1-5]xx)?$/.test(journalFilter.status ?? '');
+  const [clock, lifecycles, journal, faults, alerts, annotationMarks] = await Promise.all([
+    api('GET', `${CONTROL}/clock`),
+    api('GET', `${CONTROL}/lifecycles`),
+    api('GET', `${CONTROL}/journal`, { query: { ...journalFilter, status: statusOk ? journalFilter.status : '', limit: 200 } }),
+    api('GET', `${CONTROL}/faults`),
+    api('GET', `${CONTROL}/alerts`),
+    // Annotations are read again only when the journal shows someone changed them.
+    api('GET', `${CONTROL}/journal`, { query: { pathPrefix: `/${ANNOTATIONS}`, limit: 20 } }),
+  ]);
+  model.clock = clock;
+  model.clockReadAt = performance.now();
+  model.lifecycles = lifecycles;
+  model.journal = journal;
+  model.faults = faults;
+  model.alerts = alerts;
+
+  if (catalogNeeded) await loadCatalog();
+  await readChangedResources();
+  await maybeReloadAnnotations(annotationMarks);
+
+  renderClock();
+  renderResources();
+  renderAlerts();
+  renderFaults();
+  renderJournal();
+}
+
+/** Names of the grids, environments and RSDBs, from the Repository service, and the domains. */
+async function loadCatalog() {
+  const [grids, environments, rsdbs, domains] = await Promise.all(
+    ['grid', 'testenvironment', 'rsdb', 'domain'].map((type) => api('GET', `${REPO}/Objects/${type}`)),
+  );
+  model.names.grid = new Map(grids.objects.map((o) => [o.id, o.name]));
+  model.names.environment = new Map(environments.objects.map((o) => [o.id, o.name]));
+  model.names.rsdb = new Map(rsdbs.objects.map((o) => [o.id, o.name]));
+  model.domains = domains.objects;
+  renderDomainChoices();
+  catalogNeeded = false;
+  await reloadAnnotations();
+}
+
+const positionKey = (kind, id) => `${kind}:${id}`;
+const signature = (p) => `${p.state}|${p.since}|${p.next?.state ?? ''}|${p.next?.at ?? ''}`;
+
+/**
+ * Reads a resource through its interface only when its lifecycle moved: the journal then
+ * shows one read per change, not one per second.
+ */
+async function readChangedResources() {
+  const positions = new Map(model.lifecycles.resources.map((r) => [positionKey(r.kind, r.id), r]));
+  model.positions = positions;
+  const due = { grid: new Set(), environment: new Set(), rsdb: new Set() };
+  for (const [key, position] of positions) {
+    const { kind, id } = position;
+    if (model.seen.get(key) === signature(position)) continue;
+    if (kind === 'cloudServer') {
+      const grid = model.serverGrid.get(id);
+      if (grid !== undefined) due.grid.add(grid);
+      else for (const [gridId, p] of positions) if (p.kind === 'grid' && p.state !== 'LOADED') due.grid.add(gridId);
+      continue;
+    }
+    if (due[kind]) due[kind].add(id);
+  }
+  for (const kind of KINDS) {
+    for (const id of model.views[kind].keys()) if (!positions.has(positionKey(kind, id))) model.views[kind].delete(id);
+    for (const id of positions.keys()) {
+      const [k, raw] = id.split(':');
+      if (k === kind && !model.names[kind].has(Number(raw))) catalogNeeded = true;
+    }
+  }
+  const paths = {
+    grid: (id) => `${CLOUD}/grid/${id}`,
+    environment: (id) => `${CLOUD}/environment/${id}/`,
+    rsdb: (id) => `${CLOUD}/rsdb/${id}`,
+  };
+  const reads = KINDS.flatMap((kind) =>
+    [...due[kind]].map(async (rawKey) => {
+      const id = Number(String(rawKey).split(':').pop());
+      const view = await api('GET', paths[kind](id));
+      model.views[kind].set(id, view);
+      model.seen.set(positionKey(kind, id), signature(positions.get(positionKey(kind, id))));
+      if (kind === 'grid') {
+        for (const server of view.cloudServers ?? []) {
+          model.serverGrid.set(server.id, id);
+          const p = positions.get(positionKey('cloudServer', server.id));
+          if (p) model.seen.set(positionKey('cloudServer', server.id), signature(p));
+        }
+      }
+    }),
+  );
+  const results = await Promise.allSettled(reads);
+  const failure = results.find((r) => r.status === 'rejected');
+  if (failure) throw failure.reason;
+  // Servers of no grid this page knows (a grid outside the catalogue) are not read again.
+  for (const [key, p] of positions) if (p.kind === 'cloudServer' && !model.seen.has(key)) model.seen.set(key, signature(p));
+}
+
+async function maybeReloadAnnotations(marks) {
+  const newest = marks.entries.find((e) => e.method !== 'GET' && e.status < 400);
+  const newestId = newest?.id ?? -1;
+  // Without a journal (JOURNAL_SIZE=0) the list is simply read every ten seconds.
+  const stale = marks.size === 0 && performance.now() - model.annotationsReadAt > 10_000;
+  if (model.annotationMark === -1) {
+    model.annotationMark = newestId;
+    return;
+  }
+  if (newestId > model.annotationMark || newestId < model.annotationMark || stale) {
+    model.annotationMark = newestId;
+    await reloadAnnotations();
+  }
+}
+
+async function reloadAnnotations() {
+  const domain = $('#ann-domain').value;
+  const window = Number($('#ann-window').value || 0);
+  const now = emulatedNow() || model.clock?.now || 0;
+  const data = await api('GET', ANNOTATIONS, { query: { domain, ...(window ? { 'date-start': Math.floor(now - window) } : {}) } });
+  // ANNOTATIONS_LIST_WRAPPED answers the real service's {"annotations": [...]}.
+  model.annotations = Array.isArray(data) ? data : (data?.annotations ?? []);
+  model.annotationsReadAt = performance.now();
+  renderAnnotations();
+}
+
+/** After a reset or an import everything this page has read may be gone. */
+function forgetEverything() {
+  model.seen.clear();
+  model.serverGrid.clear();
+  for (const kind of KINDS) model.views[kind].clear();
+  model.annotationMark = -1;
+  catalogNeeded = true;
+  for (const container of ['#grids', '#environments', '#rsdbs', '#alerts']) $(container).replaceChildren();
+  cards.clear();
+  alertCards.clear();
+}
+
+// ---------------------------------------------------------------------------------------
+// Clock
+// ---------------------------------------------------------------------------------------
+
+function renderClock() {
+  const c = model.clock;
+  if (!c) return;
+  const scale = $('#clock-scale');
+  if (document.activeElement !== scale) {
+    if (![...scale.options].some((o) => Number(o.value) === c.scale)) scale.append(h('option', { value: String(c.scale) }, `×${c.scale}`));
+    scale.value = [...scale.options].find((o) => Number(o.value) === c.scale).value;
+  }
+  $('#clock-freeze').textContent = c.frozen ? 'resume' : 'freeze';
+  const mode = $('#clock-mode');
+  mode.textContent = c.frozen ? 'frozen' : c.scale === 1 ? 'real time' : `×${c.scale}`;
+  mode.className = `chip${c.frozen ? ' frozen' : ''}`;
+  $('#advance-next').disabled = c.nextTransitionAt === undefined;
+  drawClock();
+}
+
+/** Runs between polls: the clock face and every "next in …" countdown. */
+function drawClock() {
+  if (!model.clock) return;
+  const now = emulatedNow();
+  $('#clock-time').textContent = hms(now);
+  $('#clock-time').dateTime = new Date(Math.floor(now)).toISOString();
+  $('#clock-date').textContent = `${ymd(now)} UTC`;
+  const next = model.clock.nextTransitionAt;
+  $('#clock-next').textContent = next === undefined ? 'no transition scheduled' : `next transition in ${duration(next - now)} (${hms(next)})`;
+  for (const el of document.querySelectorAll('[data-countdown]')) {
+    el.textContent = `next: ${el.dataset.label} in ${duration(Number(el.dataset.countdown) - now)}`;
+  }
+}
+
+function wireClock() {
+  for (const el of document.querySelectorAll('[data-advance]')) {
+    el.addEventListener('click', () =>
+      act(() => api('POST', `${CONTROL}/clock/advance`, { body: { ms: Number(el.dataset.advance) } })),
+    );
+  }
+  $('#advance-next').addEventListener('click', () =>
+    act(() => api('POST', `${CONTROL}/clock/advance`, { body: { to: 'next' } }), (r) => `advanced ${duration(r.advancedMs)} to ${hms(r.now)}`),
+  );
+  $('#clock-scale').addEventListener('change', (event) =>
+    act(() => api('PUT', `${CONTROL}/clock`, { body: { scale: Number(event.target.value) } })),
+  );
+  $('#clock-freeze').addEventListener('click', () =>
+    act(() => api('PUT', `${CONTROL}/clock`, { body: { frozen: !model.clock?.frozen } })),
+  );
+}
+
+// ---------------------------------------------------------------------------------------
+// Grids, test environments, RSDBs
+// ---------------------------------------------------------------------------------------
+
+/** "kind:id" -> {el, update}; cards are built once and updated, so open details and selections stay. */
+const cards = new Map();
+
+function renderResources() {
+  for (const kind of KINDS) {
+    const container = $(kind === 'grid' ? '#grids' : kind === 'environment' ? '#environments' : '#rsdbs');
+    const positions = model.lifecycles.resources.filter((r) => r.kind === kind);
+    if (positions.length === 0) {
+      container.replaceChildren(h('p', { class: 'empty' }, `no ${kind === 'rsdb' ? 'RSDB' : kind === 'grid' ? 'grid' : 'test environment'} in the repository`));
+      continue;
+    }
+    container.querySelector('.empty')?.remove();
+    for (const position of positions) {
+      const key = positionKey(kind, position.id);
+      let card = cards.get(key);
+      if (!card) {
+        card = (kind === 'grid' ? gridCard : kind === 'environment' ? environmentCard : rsdbCard)(position.id);
+        cards.set(key, card);
+        container.append(card.el);
+      }
+      card.update(position, model.views[kind].get(position.id));
+    }
+    for (const [key, card] of cards) {
+      if (key.startsWith(`${kind}:`) && !positions.some((p) => positionKey(kind, p.id) === key)) {
+        card.el.remove();
+        cards.delete(key);
+      }
+    }
+  }
+}
+
+/** The pieces every resource card has: title, state, progress line, next step and actions. */
+function cardFrame(kind, id, { outcomes, extraActions = [] }) {
+  const title = h('h3');
+  const state = h('span');
+  const progress = h('ol', { class: 'progress', 'aria-label': 'lifecycle' });
+  const meta = h('div', { class: 'meta' });
+  const outcome = outcomes
+    ? h('select', { name: 'outcome', title: 'how the next start ends (a failure, or success); used up by that start' }, h('option', { value: '' }, 'as configured'))
+    : null;
+  const base = `${CLOUD}/${kind}/${id}/action`;
+  const start = button('start', () =>
+    act(async () => {
+      if (outcome?.value) {
+        await api('PUT', `${CONTROL}/lifecycles/${kind}/${id}/next-start`, { body: { outcome: outcome.value } });
+      }
+      const result = await api('POST', base, { body: { action: 'start' } });
+      if (outcome) outcome.value = '';
+      return result;
+    }),
+  { class: 'primary', name: 'start' });
+  const terminate = button('terminate', () => act(() => api('POST', base, { body: { action: 'terminate' } })), { class: 'danger', name: 'terminate' });
+  const settle = button('⏩ settle', () => act(() => api('POST', `${CONTROL}/clock/advance`, { body: { until: { kind, id } } })), {
+    name: 'settle',
+    title: 'advance the clock until this resource reaches the end of its current lifecycle',
+  });
+  const actions = h(
+    'div',
+    { class: 'buttons' },
+    start,
+    outcome ? h('label', { class: 'inline' }, 'outcome', outcome) : null,
+    terminate,
+    settle,
+    ...extraActions,
+  );
+  const el = h('article', { class: 'card fam-idle', dataset: { kind, id: String(id) } }, h('header', {}, title, state), progress, meta, actions);
+  let last = '';
+  let outcomesShown = false;
+  return {
+    el,
+    parts: { meta, start, terminate, settle },
+    /** Redraws when anything shown changed; returns whether it did. */
+    frame(position, view, extraKey = '') {
+      if (outcome && !outcomesShown) {
+        const names = Object.keys(model.lifecycles?.tables?.[kind]?.start ?? {});
+        if (names.length) {
+          outcome.append(...names.map((name) => h('option', { value: name }, name)));
+          outcomesShown = true;
+        }
+      }
+      const key = JSON.stringify([position, view, extraKey]);
+      if (key === last) return false;
+      last = key;
+      const fam = family(position.state, position.isFinal);
+      el.className = `card fam-${fam}`;
+      title.replaceChildren(model.names[kind].get(id) ?? position.name, ' ', h('small', { class: 'muted' }, `#${id}`));
+      state.replaceChildren(badge(position.state, position.isFinal));
+      state.firstChild.classList.add('state');
+      progress.replaceChildren(...progressLine(kind, position));
+      start.disabled = !position.isFinal || (kind !== 'grid' && ['RUNNING', 'ALLOCATED_DATABASE'].includes(position.state));
+      terminate.disabled = NO_TEARDOWN.has(position.state);
+      settle.disabled = !position.next;
+      return true;
+    },
+  };
+}
+
+function fact(label, value) {
+  return value === undefined || value === null || value === '' ? null : h('span', {}, `${label} `, h('b', {}, value));
+}
+
+function gridCard(id) {
+  const frame = cardFrame('grid', id, { outcomes: true });
+  const servers = h('tbody');
+  const serverCount = h('span');
+  const journal = h('ul', { class: 'entries' });
+  const journalCount = h('span');
+  const stats = h('div', { class: 'small' });
+  frame.el.append(
+    h(
+      'details',
+      { open: true, class: 'servers' },
+      h('summary', {}, 'cloud servers ', serverCount),
+      h(
+        'table',
+        { class: 'table' },
+        h('thead', {}, h('tr', {}, ...['id', 'name', 'state', 'public host', 'location', 'cloud', ''].map((t) => h('th', {}, t)))),
+        servers,
+      ),
+    ),
+    h('details', { class: 'journal' }, h('summary', {}, 'journal ', journalCount), journal),
+    h('details', { class: 'statistics' }, h('summary', {}, 'statistics'), stats),
+  );
+  return {
+    el: frame.el,
+    update(position, view) {
+      const serverPositions = (view?.cloudServers ?? []).map((s) => model.positions.get(positionKey('cloudServer', s.id)));
+      if (!frame.frame(position, view, JSON.stringify(serverPositions))) return;
+      const { meta } = frame.parts;
+      meta.replaceChildren(
+        ...[
+          fact('instance', view?.instanceId),
+          fact('final', view ? String(view.isFinal) : undefined),
+          fact('checked load generators', view?.totalCheckedLoadGeneratorServers),
+          fact('checked results servers', view?.totalCheckedResultsServers),
+          nextText(position),
+        ].filter(Boolean),
+      );
+      const list = view?.cloudServers ?? [];
+      serverCount.textContent = `(${list.length})`;
+      const locations = new Map((view?.statistics?.locations ?? []).map((l) => [l.locationID, l.locationName]));
+      servers.replaceChildren(
+        ...(list.length
+          ? list.map((server, i) => serverRow(server, serverPositions[i], locations))
+          : [h('tr', {}, h('td', { colSpan: 7, class: 'empty' }, 'none: the grid has not been started'))]),
+      );
+      const entries = view?.journalEntries ?? [];
+      journalCount.textContent = `(${entries.length})`;
+      journal.replaceChildren(...entries.map((e) => h('li', { class: e.type }, h('b', {}, e.type), ' ', e.text)));
+      stats.replaceChildren(statistics(view?.statistics));
+    },
+  };
+}
+
+function serverRow(server, position, locations) {
+  const state = position?.state ?? '?';
+  const cloud = `${CLOUD}/cloudserver/${server.id}/action`;
+  const down = ['SHUTTING_DOWN', 'TERMINATED'].includes(state);
+  return h(
+    'tr',
+    { dataset: { server: String(server.id) } },
+    h('td', {}, server.id),
+    h('td', { title: server.serverClassName }, server.name),
+    h('td', {}, badge(state, position?.isFinal)),
+    h('td', { class: 'mono' }, server.publicHostname ?? '—'),
+    h('td', {}, locations.get(server.locationID) ?? `location ${server.locationID}`),
+    h('td', {}, server.cloudType),
+    h(
+      'td',
+      { class: 'buttons' },
+      button('restart', () => act(() => api('POST', cloud, { body: { action: 'restart' } })), {
+        class: 'small',
+        disabled: !['RUNNING', 'BUSY', 'FAILED'].includes(state),
+      }),
+      button('fail', () => act(() => api('POST', `${CONTROL}/lifecycles/cloudServer/${server.id}/fail`)), {
+        class: 'small danger',
+        disabled: down || state === 'FAILED',
+        title: 'make this cloud server FAILED now',
+      }),
+      button('terminate', () => act(() => api('POST', cloud, { body: { action: 'terminate' } })), { class: 'small', disabled: down }),
+    ),
+  );
+}
+
+function statistics(stats) {
+  if (!stats) return h('p', { class: 'empty' }, 'none yet');
+  return h(
+    'div',
+    {},
+    h(
+      'p',
+      {},
+      `allocation ${duration(stats.totalAllocationTime)} · health checks ${duration(stats.totalCheckServerTime)} · deployment ${duration(stats.totalDeploymentTime)}`,
+    ),
+    stats.locations.length
+      ? h(
+          'table',
+          { class: 'table' },
+          h('thead', {}, h('tr', {}, ...['location', 'allocated', 'timed out', 'pending min–max', 'busy min–max'].map((t) => h('th', {}, t)))),
+          h(
+            'tbody',
+            {},
+            ...stats.locations.map((l) =>
+              h(
+                'tr',
+                {},
+                h('td', {}, `${l.locationName} (${l.locationID})`),
+                h('td', {}, l.totalServersAllocated),
+                h('td', {}, l.totalTimedOutServers),
+                h('td', {}, `${duration(l.minPendingTime)} – ${duration(l.maxPendingTime)}`),
+                h('td', {}, `${duration(l.minBusyTime)} – ${duration(l.maxBusyTime)}`),
+              ),
+            ),
+          ),
+        )
+      : null,
+  );
+}
+
+function environmentCard(id) {
+  const externally = button('externally terminate', () => act(() => api('POST', `${CONTROL}/lifecycles/environment/${id}/externally-terminate`)), {
+    class: 'danger',
+    title: 'someone else kills this RUNNING environment: it becomes EXTERNALLY_TERMINATED',
+  });
+  const frame = cardFrame('environment', id, { outcomes: true, extraActions: [externally] });
+  return {
+    el: frame.el,
+    update(position, view) {
+      if (!frame.frame(position, view)) return;
+      externally.disabled = position.state !== 'RUNNING';
+      frame.parts.meta.replaceChildren(
+        ...[
+          view?.url ? h('span', {}, 'url ', h('a', { href: view.url, target: '_blank', rel: 'noreferrer' }, view.url)) : null,
+          fact('database', view?.databaseInstance?.publicHostName),
+          fact('main', view?.mainInstance?.publicHostName),
+          fact('last launched', view?.lastLaunched),
+          fact('by', view?.lastLaunchedBy),
+          fact('last stopped', view?.lastStopped),
+          nextText(position),
+        ].filter(Boolean),
+      );
+    },
+  };
+}
+
+function rsdbCard(id) {
+  const frame = cardFrame('rsdb', id, { outcomes: false });
+  return {
+    el: frame.el,
+    update(position, view) {
+      if (!frame.frame(position, view)) return;
+      const server = view?.cloudServer;
+      frame.parts.meta.replaceChildren(
+        ...[
+          server ? h('span', {}, 'cloud server ', badge(server.state, ['RUNNING', 'TERMINATED'].includes(server.state))) : null,
+          fact('public host', server?.publicHostName),
+          fact('private host', server?.privateHostName),
+          fact('where', server ? `${server.region} / ${server.zone}` : undefined),
+          fact('size', server?.instanceSize),
+          nextText(position),
+        ].filter(Boolean),
+      );
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// Alerts
+// ---------------------------------------------------------------------------------------
+
+const alertCards = new Map();
+
+function renderAlerts() {
+  const container = $('#alerts');
+  if (model.alerts.length === 0) {
+    container.replaceChildren(h('p', { class: 'empty' }, 'no alert is configured'));
+    alertCards.clear();
+    return;
+  }
+  container.querySelector('.empty')?.remove();
+  for (const alert of model.alerts) {
+    let card = alertCards.get(alert.uid);
+    if (!card) {
+      card = alertCard(alert.uid);
+      alertCards.set(alert.uid, card);
+      container.append(card.el);
+    }
+    card.update(alert);
+  }
+  for (const [uid, card] of alertCards) {
+    if (!model.alerts.some((a) => a.uid === uid)) {
+      card.el.remove();
+      alertCards.delete(uid);
+    }
+  }
+}
+
+function alertCard(uid) {
+  const path = `${ALERTS}/${encodeURIComponent(uid)}`;
+  const title = h('h3');
+  const state = h('span');
+  const enabled = h('input', {
+    type: 'checkbox',
+    name: 'enabled',
+    onchange: () =>
+      act(
+        () => api('PATCH', `${CONTROL}/alerts/${encodeURIComponent(uid)}`, { body: { enabled: enabled.checked } }),
+        (a) => `${a.name}: ${a.enabled ? 'enabled' : 'disabled'}`,
+      ),
+  });
+  const message = h('input', { name: 'message', placeholder: 'message (empty: the default)', class: 'grow' });
+  const fire = button('fire', () =>
+    act(() => api('POST', `${path}/fire`, { body: message.value ? { message: message.value } : undefined }), 'alert fired'),
+  { class: 'danger', name: 'fire' });
+  const clear = button('clear', () => act(() => api('POST', `${path}/clear`), 'alert cleared'), { name: 'clear' });
+  const channels = h('div', { class: 'meta' });
+  const history = h('ol', { class: 'history', reversed: true });
+  const el = h(
+    'article',
+    { class: 'card', dataset: { alert: uid } },
+    h('header', {}, title, state, h('label', { class: 'switch' }, enabled, 'enabled')),
+    channels,
+    h('div', { class: 'buttons' }, message, fire, clear),
+    h('details', { open: true }, h('summary', {}, 'history (newest first)'), history),
+  );
+  let last = '';
+  return {
+    el,
+    update(alert) {
+      const key = JSON.stringify(alert);
+      if (key === last) return;
+      last = key;
+      const firing = alert.state === 'firing';
+      el.className = `card fam-${!alert.enabled ? 'terminated' : firing ? 'failed' : 'ready'}`;
+      title.replaceChildren(alert.name, ' ', h('small', { class: 'muted mono' }, alert.uid));
+      state.replaceChildren(h('span', { class: `badge alert-state fam-${firing ? 'failed' : 'ready'}` }, firing ? 'FIRING' : 'CLEARED'));
+      enabled.checked = alert.enabled;
+      channels.replaceChildren(
+        ...[
+          alert.enabled ? null : h('span', { class: 'error' }, 'disabled: fire and clear answer 409'),
+          ...alert.channels.map((c) => h('span', {}, `${c.type} `, h('b', {}, c.target))),
+          fact('last fired', alert.lastTriggered ? dateTime(alert.lastTriggered) : undefined),
+          fact('last cleared', alert.lastCleared ? dateTime(alert.lastCleared) : undefined),
+        ].filter(Boolean),
+      );
+      const events = [...alert.history].reverse();
+      history.replaceChildren(
+        ...(events.length
+          ? events.map((e) =>
+              h(
+                'li',
+                {},
+                h('time', { class: 'mono muted' }, dateTime(e.at)),
+                h('span', { class: e.action }, e.action === 'fire' ? 'FIRE' : 'CLEAR'),
+                e.message ? h('span', { class: 'grow' }, e.message, e.subject ? h('span', { class: 'muted' }, ` — ${e.subject}`) : null) : null,
+              ),
+            )
+          : [h('li', { class: 'empty' }, 'never fired')]),
+      );
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// Annotations
+// ---------------------------------------------------------------------------------------
+
+let selectedAnnotation = null;
+
+function renderDomainChoices() {
+  const select = $('#ann-domain');
+  const chosen = select.value;
+  select.replaceChildren(h('option', { value: '' }, 'all domains'), ...model.domains.map((d) => h('option', { value: String(d.id) }, d.name)));
+  select.value = model.domains.some((d) => String(d.id) === chosen) ? chosen : '';
+  const checks = $('#ann-domains');
+  const ticked = new Set([...checks.querySelectorAll('input:checked')].map((i) => i.value));
+  checks.replaceChildren(
+    h('legend', {}, 'domains (none: all of them)'),
+    ...model.domains.map((d) =>
+      h('label', {}, h('input', { type: 'checkbox', name: 'domainIds', value: String(d.id), checked: ticked.has(String(d.id)) }), d.name),
+    ),
+  );
+}
+
+function renderAnnotations() {
+  const list = model.annotations;
+  $('#ann-count').textContent = `${list.length} annotation${list.length === 1 ? '' : 's'}`;
+  drawAxis();
+  $('#ann-list').replaceChildren(
+    ...(list.length
+      ? [...list]
+          .sort((a, b) => b.start - a.start || b.id - a.id)
+          .map((a) =>
+            h(
+              'li',
+              { dataset: { annotation: String(a.id) }, class: a.id === selectedAnnotation ? 'selected' : undefined },
+              h('span', { class: 'mono muted' }, a.end === undefined ? dateTime(a.start) : `${dateTime(a.start)} → ${dateTime(a.end)}`),
+              h(
+                'span',
+                { class: 'grow' },
+                h('b', {}, a.title),
+                a.text ? ` — ${a.text}` : '',
+                h('span', { class: 'muted' }, ` · ${a.domains.length ? a.domains.map((d) => d.name).join(', ') : 'all domains'} · ${a.type}`),
+              ),
+              button('edit', () => editAnnotation(a), { class: 'small' }),
+              button('delete', () => deleteAnnotation(a), { class: 'small danger' }),
+            ),
+          )
+      : [h('li', { class: 'empty' }, 'no annotation matches')]),
+  );
+}
+
+/** A tick step that gives a handful of labels across `span` ms. */
+function tickStep(span) {
+  const steps = [60e3, 5 * 60e3, 15 * 60e3, 3600e3, 3 * 3600e3, 6 * 3600e3, 12 * 3600e3, 86400e3, 2 * 86400e3, 7 * 86400e3, 14 * 86400e3, 30 * 86400e3, 365 * 86400e3];
+  return steps.find((step) => span / step <= 7) ?? steps[steps.length - 1];
+}
+
+/** Ranges as bars, points as markers, on lanes so that nothing overlaps; the emulator's now as a line. */
+function drawAxis() {
+  const container = $('#ann-axis');
+  const width = Math.max(320, container.clientWidth);
+  const now = emulatedNow();
+  const list = model.annotations;
+  const windowMs = Number($('#ann-window').value || 0);
+  let from;
+  let to;
+  if (windowMs) {
+    from = now - windowMs;
+    to = now + windowMs * 0.04;
+  } else if (list.length) {
+    from = Math.min(...list.map((a) => a.start), now);
+    to = Math.max(...list.map((a) => a.end ?? a.start), now);
+    const margin = Math.max((to - from) * 0.04, 60e3);
+    from -= margin;
+    to += margin;
+  } else {
+    from = now - 3600e3;
+    to = now + 300e3;
+  }
+  const left = 8;
+  const usable = width - 2 * left;
+  const x = (t) => left + ((t - from) / (to - from)) * usable;
+  const laneHeight = 22;
+  const lanes = [];
+  const placed = [...list]
+    .sort((a, b) => a.start - b.start || a.id - b.id)
+    .map((a) => {
+      const x1 = x(a.start);
+      const x2 = a.end === undefined ? x1 : Math.max(x(a.end), x1 + 4);
+      // The label goes inside a wide bar, otherwise after the shape.
+      const labelWidth = a.title.length * 6.2 + 8;
+      const inside = a.end !== undefined && x2 - x1 > labelWidth;
+      const reach = inside ? x2 : Math.max(x2, x1 + 6) + labelWidth;
+      let lane = lanes.findIndex((end) => end < x1 - 6);
+      if (lane < 0) lane = lanes.push(0) - 1;
+      lanes[lane] = reach;
+      return { a, x1, x2, lane, inside };
+    });
+  const top = 8;
+  const axisY = top + Math.max(1, lanes.length) * laneHeight + 6;
+  const height = axisY + 20;
+  const step = tickStep(to - from);
+  const ticks = [];
+  for (let t = Math.ceil(from / step) * step; t <= to; t += step) {
+    const label = step >= 86400e3 ? shortDate(t) : step >= 3600e3 && new Date(t).getUTCHours() === 0 ? shortDate(t) : hms(t).slice(0, 5);
+    ticks.push(s('g', { class: 'tick' }, s('line', { x1: x(t), x2: x(t), y1: 0, y2: axisY }), s('text', { x: x(t) + 3, y: axisY + 14 }, label)));
+  }
+  const shapes = placed.map(({ a, x1, x2, lane, inside }) => {
+    const y = top + lane * laneHeight;
+    const cls = `ann ${a.end === undefined ? 'point' : 'range'}${a.type === 'USER_ENTERED' ? '' : ' other'}${a.id === selectedAnnotation ? ' selected' : ''}`;
+    const tip = `${a.title}\n${a.text}\n${a.end === undefined ? dateTime(a.start) : `${dateTime(a.start)} → ${dateTime(a.end)}`} UTC\n${a.domains.map((d) => d.name).join(', ') || 'all domains'}`;
+    const shape =
+      a.end === undefined
+        ? s('path', { d: `M${x1} ${y + 2} l6 7 l-6 7 l-6 -7 z` })
+        : s('rect', { x: x1, y: y + 2, width: x2 - x1, height: 14, rx: 3 });
+    const textX = inside ? x1 + 4 : (a.end === undefined ? x1 + 9 : x2 + 4);
+    return s(
+      'g',
+      { class: cls, dataset: { annotation: String(a.id) }, role: 'button', tabindex: '0', onclick: () => editAnnotation(a), onkeydown: (e) => e.key === 'Enter' && editAnnotation(a) },
+      s('title', {}, tip),
+      shape,
+      s('text', { x: textX, y: y + 13 }, a.title),
+    );
+  });
+  const nowLine = now >= from && now <= to
+    ? s('g', { class: 'now' }, s('line', { x1: x(now), x2: x(now), y1: 0, y2: axisY }), s('text', { x: Math.min(x(now) + 3, width - 30), y: axisY + 14 }, 'now'))
+    : null;
+  container.replaceChildren(
+    s('svg', { width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': `${list.length} annotations between ${dateTime(from)} and ${dateTime(to)} UTC` }, ...ticks, nowLine, ...shapes),
+  );
+}
+
+function annotationForm() {
+  return $('#ann-form');
+}
+
+function editAnnotation(a) {
+  selectedAnnotation = a.id;
+  const form = annotationForm();
+  form.elements.id.value = String(a.id);
+  form.elements.title.value = a.title;
+  form.elements.text.value = a.text;
+  form.elements.start.value = toLocalInput(a.start);
+  form.elements.end.value = a.end === undefined ? '' : toLocalInput(a.end);
+  const ids = new Set(a.domains.map((d) => String(d.id)));
+  for (const box of form.querySelectorAll('input[name=domainIds]')) box.checked = ids.has(box.value);
+  $('#ann-form-title').textContent = `Edit annotation #${a.id}`;
+  $('#ann-save').textContent = 'save';
+  $('#ann-delete').hidden = false;
+  $('#ann-cancel').hidden = false;
+  renderAnnotations();
+  form.elements.title.focus();
+}
+
+function resetAnnotationForm() {
+  selectedAnnotation = null;
+  const form = annotationForm();
+  form.reset();
+  form.elements.id.value = '';
+  form.elements.start.value = toLocalInput(emulatedNow() || Date.UTC(2026, 0, 1));
+  $('#ann-form-title').textContent = 'Add an annotation';
+  $('#ann-save').textContent = 'add';
+  $('#ann-delete').hidden = true;
+  $('#ann-cancel').hidden = true;
+}
+
+async function annotationsChanged() {
+  await reloadAnnotations();
+  // This page's own change is already on screen: no second read when the journal shows it.
+  const marks = await api('GET', `${CONTROL}/journal`, { query: { pathPrefix: `/${ANNOTATIONS}`, limit: 20 } });
+  model.annotationMark = marks.entries.find((e) => e.method !== 'GET' && e.status < 400)?.id ?? -1;
+}
+
+function deleteAnnotation(a) {
+  if (!confirm(`Delete annotation #${a.id} "${a.title}"?`)) return;
+  act(async () => {
+    await api('DELETE', `${ANNOTATIONS}/${a.id}`);
+    if (selectedAnnotation === a.id) resetAnnotationForm();
+    await annotationsChanged();
+  }, `annotation #${a.id} deleted`);
+}
+
+function wireAnnotations() {
+  const form = annotationForm();
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const f = form.elements;
+    const start = fromLocalInput(f.start.value);
+    const end = fromLocalInput(f.end.value);
+    const domainIds = [...form.querySelectorAll('input[name=domainIds]:checked')].map((i) => Number(i.value));
+    const id = f.id.value;
+    act(async () => {
+      if (id) {
+        await api('PUT', `${ANNOTATIONS}/${id}`, { body: { title: f.title.value, text: f.text.value, start, end: end ?? null, domainIds } });
+      } else {
+        const created = await api('POST', ANNOTATIONS, {
+          body: { title: f.title.value, text: f.text.value, start, ...(end !== undefined ? { end } : {}), ...(domainIds.length ? { domainIds } : {}) },
+        });
+        toast(`annotation #${created.id} added`);
+      }
+      resetAnnotationForm();
+      await annotationsChanged();
+    }, id ? `annotation #${id} saved` : undefined);
+  });
+  $('#ann-now').addEventListener('click', () => {
+    form.elements.start.value = toLocalInput(emulatedNow());
+  });
+  $('#ann-cancel').addEventListener('click', () => {
+    resetAnnotationForm();
+    renderAnnotations();
+  });
+  $('#ann-delete').addEventListener('click', () => {
+    const a = model.annotations.find((x) => x.id === selectedAnnotation);
+    if (a) deleteAnnotation(a);
+  });
+  for (const id of ['#ann-domain', '#ann-window']) {
+    $(id).addEventListener('change', () => act(reloadAnnotations));
+  }
+  let width = 0;
+  new ResizeObserver(() => {
+    const now = $('#ann-axis').clientWidth;
+    if (now !== width) {
+      width = now;
+      drawAxis();
+    }
+  }).observe($('#ann-axis'));
+}
+
+// ---------------------------------------------------------------------------------------
+// Faults
+// ---------------------------------------------------------------------------------------
+
+let faultsShown = '';
+function renderFaults() {
+  const key = JSON.stringify(model.faults);
+  if (key === faultsShown) return;
+  faultsShown = key;
+  const body = $('#faults tbody');
+  const does = (action) =>
+    'status' in action ? `answer ${action.status}` : 'latencyMs' in action ? `+${action.latencyMs} ms` : 'drop the connection';
+  body.replaceChildren(
+    ...(model.faults.length
+      ? model.faults.map((rule) =>
+          h(
+            'tr',
+            { dataset: { rule: rule.id }, class: rule.active ? undefined : 'muted', title: rule.active ? undefined : 'used up or expired' },
+            h('td', { class: 'mono' }, rule.id),
+            h('td', {}, rule.method),
+            h('td', { class: 'mono' }, rule.path),
+            h('td', {}, does(rule.action), rule.probability < 1 ? ` (p=${rule.probability})` : ''),
+            h('td', {}, rule.remaining ?? '∞', rule.expiresAt ? ` until ${hms(rule.expiresAt)}` : ''),
+            h('td', {}, `${rule.matched} / ${rule.fired}`),
+            h('td', {}, button('remove', () => act(() => api('DELETE', `${CONTROL}/faults/${encodeURIComponent(rule.id)}`), `rule ${rule.id} removed`), { class: 'small danger' })),
+          ),
+        )
+      : [h('tr', {}, h('td', { colSpan: 7, class: 'empty' }, 'no fault rule: every request is served normally'))]),
+  );
+}
+
+function wireFaults() {
+  const form = $('#fault-form');
+  const kind = form.elements.kind;
+  const value = form.elements.value;
+  kind.addEventListener('change', () => {
+    value.disabled = kind.value === 'drop';
+    value.value = kind.value === 'status' ? '503' : kind.value === 'latency' ? '2000' : '';
+  });
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const f = form.elements;
+    const action = f.kind.value === 'status' ? { status: Number(f.value.value) } : f.kind.value === 'latency' ? { latencyMs: Number(f.value.value) } : { drop: true };
+    const body = { method: f.method.value, path: f.path.value, action, ...(f.times.value ? { times: Number(f.times.value) } : {}) };
+    act(() => api('POST', `${CONTROL}/faults`, { body }), (rule) => `fault rule ${rule.id} added`);
+  });
+  $('#faults-clear').addEventListener('click', () => act(() => api('DELETE', `${CONTROL}/faults`), 'every fault rule removed'));
+}
+
+// ---------------------------------------------------------------------------------------
+// Journal
+// ---------------------------------------------------------------------------------------
+
+let journalShown = '';
+let journalNewest = -1;
+function renderJournal() {
+  const { entries, size, total } = model.journal;
+  $('#journal-count').textContent = size === 0 ? 'the journal is off (JOURNAL_SIZE=0)' : `${total} recorded, the last ${size} kept`;
+  const key = JSON.stringify([entries[0]?.id, entries.length, entries.at(-1)?.id]);
+  if (key === journalShown) return;
+  journalShown = key;
+  const previous = journalNewest;
+  journalNewest = entries[0]?.id ?? -1;
+  $('#journal tbody').replaceChildren(
+    ...(entries.length
+      ? entries.map((e) =>
+          h(
+            'tr',
+            { class: previous >= 0 && e.id > previous ? 'new' : undefined, title: e.faulted ? `fault rule ${e.faulted.join(', ')}` : undefined },
+            h('td', {}, hms(e.time)),
+            h('td', {}, e.method),
+            h('td', {}, e.path, e.query ? h('span', { class: 'muted' }, `?${e.query}`) : null),
+            h('td', { class: `s${String(e.status)[0]}` }, e.status === 0 ? 'drop' : e.status, e.faulted ? ' ⚡' : ''),
+            h('td', {}, e.durationMs.toFixed(1)),
+          ),
+        )
+      : [h('tr', {}, h('td', { colSpan: 5, class: 'empty' }, 'no request recorded yet'))]),
+  );
+}
+
+function wireJournal() {
+  const form = $('#journal-filter');
+  let typing = null;
+  form.addEventListener('input', () => {
+    clearTimeout(typing);
+    typing = setTimeout(refreshSoon, 250);
+  });
+  form.addEventListener('submit', (event) => event.preventDefault());
+  $('#journal-clear').addEventListener('click', () => act(() => api('DELETE', `${CONTROL}/journal`), 'journal cleared'));
+}
+
+// ---------------------------------------------------------------------------------------
+// Reset, export, import, session
+// ---------------------------------------------------------------------------------------
+
+function wireSession() {
+  $('#reset').addEventListener('click', () => {
+    if (!confirm('Reset the emulator to its seed? Every change, token, fault rule and journal entry goes.')) return;
+    act(async () => {
+      const result = await api('POST', `${CONTROL}/reset`);
+      forgetEverything();
+      // The reset dropped this page's session token; sign in again before reading.
+      auth.token = null;
+      await signIn();
+      return result;
+    }, 'reset to the seed');
+  });
+  $('#export').addEventListener('click', () =>
+    act(async () => {
+      const state = await api('GET', `${CONTROL}/state`);
+      const blob = new Blob([`${JSON.stringify(state, null, 2)}\n`], { type: 'application/json' });
+      const link = h('a', { href: URL.createObjectURL(blob), download: `emulator-state-${new Date(Math.floor(emulatedNow())).toISOString().replace(/[:.]/g, '-')}.json` });
+      document.body.append(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+    }, 'state exported'),
+  );
+  $('#import').addEventListener('change', async (event) => {
+    const file = event.target.files?.[0];
+    event.target.value = '';
+    if (!file) return;
+    let state;
+    try {
+      state = JSON.parse(await file.text());
+    } catch (err) {
+      toast(`${file.name} is not JSON: ${err.message}`, 'error');
+      return;
+    }
+    act(async () => {
+      const result = await api('PUT', `${CONTROL}/state`, { body: state });
+      forgetEverything();
+      auth.token = null;
+      await signIn();
+      return result;
+    }, (r) => `imported ${file.name}: ${Object.entries(r.counts).filter(([, n]) => n).map(([k, n]) => `${n} ${k}`).join(', ')}`);
+  });
+  $('#who').addEventListener('click', () => {
+    auth.token = null;
+    askCredentials('').then(() => {
+      forgetEverything();
+      refreshSoon();
+    });
+  });
+}
+
+async function main() {
+  wireClock();
+  wireAnnotations();
+  wireFaults();
+  wireJournal();
+  wireSession();
+  resetAnnotationForm();
+  if (auth.user && auth.token) $('#who').textContent = `signed in as ${auth.user}`;
+  setInterval(drawClock, 250);
+  document.addEventListener('visibilitychange', () => !document.hidden && refreshSoon());
+  await tick();
+  // The form's default start is the emulator's time, known only after the first poll.
+  if (!annotationForm().elements.id.value) annotationForm().elements.start.value = toLocalInput(emulatedNow());
+}
+
+main();
