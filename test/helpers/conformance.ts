@@ -87,8 +87,6 @@ export function watchResponses(app: FastifyInstance): void {
   app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : payload == null ? '' : undefined;
     if (body === undefined) return payload; // a stream (static files of the docs page)
-    // A fault staged through the control API answers whatever it was told to, on purpose.
-    if (reply.getHeader('x-emulator-fault') !== undefined) return payload;
     // Fastify drops the payload of a 204/304 after onSend: what the client gets is empty.
     const sent = reply.statusCode === 204 || reply.statusCode === 304 ? '' : body;
     const schema = request.routeOptions.schema as { hide?: boolean } | undefined;
