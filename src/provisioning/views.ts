@@ -5,7 +5,6 @@
 import { javaDateString } from '../core/clock.js';
 import { stateAt, visibleAt, type Step } from '../core/lifecycle.js';
 import {
-  FINAL_ENVIRONMENT_STATES,
   FINAL_GRID_STATES,
   type CloudServer,
   type CloudServerListItem,
@@ -39,7 +38,7 @@ export function timeIn<S extends string>(steps: readonly Step<S>[], states: Read
   for (let i = 0; i < steps.length && steps[i].at <= now; i++) {
     if (!states.has(steps[i].state)) continue;
     const next = steps[i + 1];
-    total += Math.min(next && next.at <= now ? next.at : now, now) - steps[i].at;
+    total += (next && next.at <= now ? next.at : now) - steps[i].at;
   }
   return total;
 }
@@ -225,5 +224,3 @@ export function environmentView(env: EnvironmentSeed, now: number, form: Environ
     ...(form === 'read' && mainInstance.publicHostName ? { url: `http://${mainInstance.publicHostName}/concerto` } : {}),
   };
 }
-
-export const isFinalEnvironmentState = (state: EnvironmentState) => FINAL_ENVIRONMENT_STATES.has(state);
