@@ -375,7 +375,7 @@ function progressLine(kind, position) {
     h(
       'li',
       {
-        class: i < current ? 'done' : i === current ? `current fam-${fam}` : row.monitorsOnly ? 'todo maybe' : 'todo',
+        class: i === current ? `current fam-${fam}` : `${i < current ? 'done' : 'todo'}${row.monitorsOnly ? ' maybe' : ''}`,
         title: row.monitorsOnly ? 'only for a grid with monitors' : undefined,
       },
       row.state,
@@ -672,7 +672,7 @@ function cardFrame(kind, id, { outcomes, extraActions = [] }) {
     }),
   { class: 'primary', name: 'start' });
   const terminate = button('terminate', () => act(() => api('POST', base, { body: { action: 'terminate' } })), { class: 'danger', name: 'terminate' });
-  const settle = button('⏩ settle', () => act(() => api('POST', `${CONTROL}/clock/advance`, { body: { until: { kind, id } } })), {
+  const settle = button('settle', () => act(() => api('POST', `${CONTROL}/clock/advance`, { body: { until: { kind, id } } })), {
     name: 'settle',
     title: 'advance the clock until this resource reaches the end of its current lifecycle',
   });
@@ -728,18 +728,21 @@ function gridCard(id) {
   const journal = h('ul', { class: 'entries' });
   const journalCount = h('span');
   const stats = h('div', { class: 'small' });
-  frame.el.append(
-    h(
+  // -1: not drawn yet. A grid that already has servers when the page opens stays folded.
+  let shownServers = -1;
+  const serversBox = h(
       'details',
-      { open: true, class: 'servers' },
+      { class: 'servers' },
       h('summary', {}, 'cloud servers ', serverCount),
       h(
         'table',
-        { class: 'table' },
-        h('thead', {}, h('tr', {}, ...['id', 'name', 'state', 'public host', 'location', 'cloud', ''].map((t) => h('th', {}, t)))),
+        { class: 'table servers' },
+        h('thead', {}, h('tr', {}, ...['id', 'name', 'state', 'public host', 'location', ''].map((t) => h('th', {}, t)))),
         servers,
       ),
-    ),
+    );
+  frame.el.append(
+    serversBox,
     h('details', { class: 'journal' }, h('summary', {}, 'journal ', journalCount), journal),
     h('details', { class: 'statistics' }, h('summary', {}, 'statistics'), stats),
   );
@@ -764,8 +767,11 @@ function gridCard(id) {
       servers.replaceChildren(
         ...(list.length
           ? list.map((server, i) => serverRow(server, serverPositions[i], locations))
-          : [h('tr', {}, h('td', { colSpan: 7, class: 'empty' }, 'none: the grid has not been started'))]),
+          : [h('tr', {}, h('td', { colSpan: 6, class: 'empty' }, 'none: the grid has not been started'))]),
       );
+      // Opens by itself when a start happens on screen; a reader's own choice is kept after.
+      if (list.length > 0 && shownServers === 0) serversBox.open = true;
+      shownServers = list.length;
       const entries = view?.journalEntries ?? [];
       journalCount.textContent = `(${entries.length})`;
       journal.replaceChildren(...entries.map((e) => h('li', { class: e.type }, h('b', {}, e.type), ' ', e.text)));
@@ -781,15 +787,17 @@ function serverRow(server, position, locations) {
   return h(
     'tr',
     { dataset: { server: String(server.id) } },
-    h('td', {}, server.id),
-    h('td', { title: server.serverClassName }, server.name),
+    h('td', { class: 'nowrap' }, server.id),
+    h('td', { title: `${server.serverClassName} · ${server.cloudType} · ${server.launchCPA}` }, server.name),
     h('td', {}, badge(state, position?.isFinal)),
-    h('td', { class: 'mono' }, server.publicHostname ?? '—'),
+    h('td', { class: 'mono' }, server.publicHostname ? breakable(server.publicHostname) : '—'),
     h('td', {}, locations.get(server.locationID) ?? `location ${server.locationID}`),
-    h('td', {}, server.cloudType),
     h(
       'td',
-      { class: 'buttons' },
+      {},
+      h(
+        'div',
+        { class: 'row-actions' },
       button('restart', () => act(() => api('POST', cloud, { body: { action: 'restart' } })), {
         class: 'small',
         disabled: !['RUNNING', 'BUSY', 'FAILED'].includes(state),
@@ -800,8 +808,14 @@ function serverRow(server, position, locations) {
         title: 'make this cloud server FAILED now',
       }),
       button('terminate', () => act(() => api('POST', cloud, { body: { action: 'terminate' } })), { class: 'small', disabled: down }),
+      ),
     ),
   );
+}
+
+/** A host name that wraps at its dots, not in the middle of a word. */
+function breakable(host) {
+  return host.split('.').flatMap((part, i) => (i === 0 ? [part] : [h('wbr'), `.${part}`]));
 }
 
 function statistics(stats) {
@@ -937,13 +951,15 @@ function alertCard(uid) {
   const clear = button('clear', () => act(() => api('POST', `${path}/clear`), 'alert cleared'), { name: 'clear' });
   const channels = h('div', { class: 'meta' });
   const history = h('ol', { class: 'history', reversed: true });
+  const historyBox = h('details', {}, h('summary', {}, 'history (newest first)'), history);
+  let shownEvents = -1;
   const el = h(
     'article',
     { class: 'card', dataset: { alert: uid } },
     h('header', {}, title, state, h('label', { class: 'switch' }, enabled, 'enabled')),
     channels,
     h('div', { class: 'buttons' }, message, fire, clear),
-    h('details', { open: true }, h('summary', {}, 'history (newest first)'), history),
+    historyBox,
   );
   let last = '';
   return {
@@ -966,6 +982,8 @@ function alertCard(uid) {
         ].filter(Boolean),
       );
       const events = [...alert.history].reverse();
+      if (shownEvents !== -1 && events.length > shownEvents) historyBox.open = true;
+      shownEvents = events.length;
       history.replaceChildren(
         ...(events.length
           ? events.map((e) =>
@@ -1070,14 +1088,21 @@ function drawAxis() {
     .map((a) => {
       const x1 = x(a.start);
       const x2 = a.end === undefined ? x1 : Math.max(x(a.end), x1 + 4);
-      // The label goes inside a wide bar, otherwise after the shape.
-      const labelWidth = a.title.length * 6.2 + 8;
-      const inside = a.end !== undefined && x2 - x1 > labelWidth;
-      const reach = inside ? x2 : Math.max(x2, x1 + 6) + labelWidth;
-      let lane = lanes.findIndex((end) => end < x1 - 6);
+      const point = a.end === undefined;
+      // The label goes inside a wide bar, else after the shape, or before it near the right edge.
+      const labelWidth = a.title.length * 6.2 + 4;
+      const inside = !point && x2 - x1 > labelWidth + 8;
+      let textX = inside ? x1 + 4 : point ? x1 + 9 : x2 + 4;
+      let anchor = 'start';
+      if (!inside && textX + labelWidth > width - 4) {
+        textX = x1 - (point ? 9 : 4);
+        anchor = 'end';
+      }
+      const occupied = [Math.min(x1 - 6, anchor === 'end' ? textX - labelWidth : x1 - 6), Math.max(x2 + 6, anchor === 'start' ? textX + labelWidth : x2 + 6)];
+      let lane = lanes.findIndex((end) => end < occupied[0]);
       if (lane < 0) lane = lanes.push(0) - 1;
-      lanes[lane] = reach;
-      return { a, x1, x2, lane, inside };
+      lanes[lane] = occupied[1];
+      return { a, x1, x2, lane, textX, anchor };
     });
   const top = 8;
   const axisY = top + Math.max(1, lanes.length) * laneHeight + 6;
@@ -1088,7 +1113,7 @@ function drawAxis() {
     const label = step >= 86400e3 ? shortDate(t) : step >= 3600e3 && new Date(t).getUTCHours() === 0 ? shortDate(t) : hms(t).slice(0, 5);
     ticks.push(s('g', { class: 'tick' }, s('line', { x1: x(t), x2: x(t), y1: 0, y2: axisY }), s('text', { x: x(t) + 3, y: axisY + 14 }, label)));
   }
-  const shapes = placed.map(({ a, x1, x2, lane, inside }) => {
+  const shapes = placed.map(({ a, x1, x2, lane, textX, anchor }) => {
     const y = top + lane * laneHeight;
     const cls = `ann ${a.end === undefined ? 'point' : 'range'}${a.type === 'USER_ENTERED' ? '' : ' other'}${a.id === selectedAnnotation ? ' selected' : ''}`;
     const tip = `${a.title}\n${a.text}\n${a.end === undefined ? dateTime(a.start) : `${dateTime(a.start)} → ${dateTime(a.end)}`} UTC\n${a.domains.map((d) => d.name).join(', ') || 'all domains'}`;
@@ -1096,13 +1121,12 @@ function drawAxis() {
       a.end === undefined
         ? s('path', { d: `M${x1} ${y + 2} l6 7 l-6 7 l-6 -7 z` })
         : s('rect', { x: x1, y: y + 2, width: x2 - x1, height: 14, rx: 3 });
-    const textX = inside ? x1 + 4 : (a.end === undefined ? x1 + 9 : x2 + 4);
     return s(
       'g',
       { class: cls, dataset: { annotation: String(a.id) }, role: 'button', tabindex: '0', onclick: () => editAnnotation(a), onkeydown: (e) => e.key === 'Enter' && editAnnotation(a) },
       s('title', {}, tip),
       shape,
-      s('text', { x: textX, y: y + 13 }, a.title),
+      s('text', { x: textX, y: y + 13, 'text-anchor': anchor }, a.title),
     );
   });
   const nowLine = now >= from && now <= to
@@ -1281,7 +1305,7 @@ function renderJournal() {
             h('td', {}, hms(e.time)),
             h('td', {}, e.method),
             h('td', {}, e.path, e.query ? h('span', { class: 'muted' }, `?${e.query}`) : null),
-            h('td', { class: `s${String(e.status)[0]}` }, e.status === 0 ? 'drop' : e.status, e.faulted ? ' ⚡' : ''),
+            h('td', { class: `s${String(e.status)[0]}` }, e.status === 0 ? 'drop' : e.status, e.faulted ? h('span', { class: 'fault-mark', title: 'a fault rule acted on it' }, ' F') : null),
             h('td', {}, e.durationMs.toFixed(1)),
           ),
         )
