@@ -10,6 +10,12 @@ export function clockStatus(emulator: Emulator): ClockStatusBody {
   return { ...status, ...(next !== undefined ? { nextTransitionAt: next } : {}) };
 }
 
+/**
+ * The latest instant the clock may be moved to: the end of year 9999, far enough below the
+ * last instant a JavaScript Date can hold that a running (even sped-up) clock stays showable.
+ */
+const LATEST_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
 /** The instant an advance body asks for; undefined when there is nothing to wait for. */
 function target(emulator: Emulator, body: AdvanceBody, now: number): number | undefined {
   const given = (['ms', 'to', 'until'] as const).filter((k) => body[k] !== undefined);
@@ -76,6 +82,11 @@ export const clockRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = as
     async (request) => {
       const before = emulator.clock.now();
       const at = target(emulator, request.body, before);
+      // Near the end of what a Date can hold, time could no longer be shown, and it never goes
+      // back: one such call would break every later answer, reset included.
+      if (at !== undefined && at > LATEST_INSTANT) {
+        throw badRequest(`the clock cannot move past ${new Date(LATEST_INSTANT).toISOString()} (asked for epoch ms ${at})`);
+      }
       const advancedMs = at !== undefined && at > before ? at - before : 0;
       if (advancedMs > 0) emulator.clock.advance(advancedMs);
       return { ...clockStatus(emulator), advancedMs };
