@@ -176,6 +176,15 @@ function headerMatches(actual: string | string[] | undefined, expected: string |
   return Array.isArray(actual) ? actual.includes(expected) : actual === expected;
 }
 
+/** Far deeper than any real error body; serialising a rule recurses, so this bounds the stack. */
+const MAX_BODY_DEPTH = 64;
+
+function deeperThan(value: unknown, levels: number): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (levels === 0) return true;
+  return Object.values(value).some((v) => deeperThan(v, levels - 1));
+}
+
 /** Exactly one kind of action, so a rule never means two things. */
 function normaliseAction(action: FaultRuleInput['action']): FaultAction {
   const kinds = (['status', 'latencyMs', 'drop'] as const).filter((k) => action[k] !== undefined);
@@ -183,6 +192,9 @@ function normaliseAction(action: FaultRuleInput['action']): FaultAction {
     throw new FaultRuleError(400, `body field 'action': give exactly one of status, latencyMs or drop (got ${kinds.length ? kinds.join(', ') : 'none'})`);
   }
   if (action.status !== undefined) {
+    if (deeperThan(action.body, MAX_BODY_DEPTH)) {
+      throw new FaultRuleError(400, `body field 'action.body': nested deeper than ${MAX_BODY_DEPTH} levels`);
+    }
     return {
       status: action.status,
       ...(action.body !== undefined ? { body: action.body } : {}),

@@ -34,11 +34,17 @@ export const strictValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema
   const part = httpPart === 'querystring' ? 'query' : (httpPart ?? 'request');
   const convert = httpPart !== 'body';
   return (data: unknown) => {
-    let value = data === undefined || data === null ? data : Value.Clone(data);
-    if (convert) value = Value.Convert(schema, value);
-    if (value !== undefined) value = Value.Default(schema, value);
-    if (checker.Check(value)) return { value };
-    const first = checker.Errors(value).First();
-    return { error: badRequest(first ? describe(part, first) : `${part} is invalid`) };
+    try {
+      let value = data === undefined || data === null ? data : Value.Clone(data);
+      if (convert) value = Value.Convert(schema, value);
+      if (value !== undefined) value = Value.Default(schema, value);
+      if (checker.Check(value)) return { value };
+      const first = checker.Errors(value).First();
+      return { error: badRequest(first ? describe(part, first) : `${part} is invalid`) };
+    } catch (err) {
+      // Cloning and checking recurse: a body nested thousands deep overflows the stack.
+      if (err instanceof RangeError) return { error: badRequest(`${part} is nested too deeply`) };
+      throw err;
+    }
   };
 };

@@ -29,8 +29,15 @@ export function jsonPath(pointer: string): string {
  * the first few problems, each with its JSON path, prefixed by `where` (a file name).
  */
 export function validate<T extends TSchema>(schema: T, data: unknown, where: string): Static<T> {
-  const value = Value.Default(schema, Value.Clone(data));
-  if (Value.Check(schema, value)) return value as Static<T>;
+  let value: unknown;
+  try {
+    value = Value.Default(schema, Value.Clone(data));
+    if (Value.Check(schema, value)) return value as Static<T>;
+  } catch (err) {
+    // Cloning and checking recurse: data nested thousands deep overflows the stack.
+    if (err instanceof RangeError) throw new FixtureError(`${where}: $: nested too deeply`);
+    throw err;
+  }
   const problems = [...Value.Errors(schema, value)]
     .filter((e, i, all) => all.findIndex((o) => o.path === e.path) === i)
     .slice(0, 5)
