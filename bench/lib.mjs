@@ -75,10 +75,10 @@ export function rssMiB(pid) {
  * answers 200, with the time from spawn to that first healthy answer. The child's stderr is
  * kept so that a failed start can say why.
  */
-export async function startProcess({ entry = SERVER_ENTRY, env = {}, healthPath = '/_emulator/health', timeoutMs = 60_000, port } = {}) {
+export async function startProcess({ entry = SERVER_ENTRY, env = {}, nodeArgs = [], healthPath = '/_emulator/health', timeoutMs = 60_000, port } = {}) {
   port ??= await freePort();
   const t0 = performance.now();
-  const child = spawn(process.execPath, [entry], {
+  const child = spawn(process.execPath, [...nodeArgs, entry], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', LOG_LEVEL: 'silent', ...env, HOST, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
