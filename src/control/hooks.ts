@@ -4,11 +4,18 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Emulator } from '../emulator.js';
 import { canonicalPath } from '../auth/guard.js';
 import { sendError } from '../core/errors.js';
+import { DOCS_PATH, OPENAPI_PATH } from '../openapi.js';
+import { UI_PREFIX } from '../ui/plugin.js';
 
 export const CONTROL_PREFIX = '/_emulator';
 const CONTROL = CONTROL_PREFIX.toLowerCase();
 /** Polled by container health checks, so it must answer without credentials. */
-const OPEN_CONTROL_PATHS = new Set([`${CONTROL}/health`]);
+const OPEN_CONTROL_PATHS = new Set([`${CONTROL}/health`, OPENAPI_PATH.toLowerCase()]);
+/**
+ * Static pages, open too: a browser cannot add a Bearer header to a page load, and they hold
+ * no state. The dashboard asks for the admin token itself and sends it on its API calls.
+ */
+const OPEN_CONTROL_TREES = [UI_PREFIX, DOCS_PATH].map((p) => p.toLowerCase());
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -70,7 +77,7 @@ function record(emulator: Emulator, request: FastifyRequest, status: number, ela
 
 async function checkAdminToken(request: FastifyRequest, reply: FastifyReply, emulator: Emulator, path: string) {
   const expected = emulator.config.adminToken;
-  if (expected === undefined || OPEN_CONTROL_PATHS.has(path)) return;
+  if (expected === undefined || OPEN_CONTROL_PATHS.has(path) || OPEN_CONTROL_TREES.some((p) => path === p || path.startsWith(`${p}/`))) return;
   const header = request.headers.authorization;
   const challenge = { 'www-authenticate': 'Bearer realm="_emulator"' };
   if (header === undefined) {

@@ -158,6 +158,14 @@ describe('ADMIN_TOKEN', () => {
     expect((await app.inject({ url: `${REPO}/Objects/grid`, headers: AUTH })).statusCode).toBe(200);
   });
 
+  it('leaves the static pages open: the OpenAPI document, its reference page and the dashboard', async () => {
+    ({ app } = await makeApp(fullSeed(), { adminToken: 's3cret' }));
+    for (const url of ['/_emulator/openapi.json', '/_emulator/ui/', '/_emulator/docs/']) {
+      expect((await app.inject({ url })).statusCode, url).toBe(200);
+    }
+    expect((await app.inject({ url: '/_emulator/uix' })).statusCode).toBe(401);
+  });
+
   it('leaves the control API open when unset', async () => {
     ({ app } = await makeApp(fullSeed()));
     expect((await app.inject({ url: '/_emulator/state' })).statusCode).toBe(200);
