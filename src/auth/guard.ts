@@ -15,7 +15,9 @@ declare module 'fastify' {
  * repeated or trailing slashes), so that no spelling of a protected path skips the check.
  */
 export function canonicalPath(url: string): string {
-  let path = url.split('?')[0];
+  // An absolute-form target (`GET http://host/path HTTP/1.1`, as sent to a proxy) is routed
+  // by its path, so it is checked by its path too.
+  let path = url.split('?')[0].replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, '');
   try {
     path = decodeURIComponent(path);
   } catch {
