@@ -66,10 +66,15 @@ trap cleanup EXIT
 
 http_status() { curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$1" || true; }
 
-wait_http() { # url timeout_s
+wait_http() { # url timeout_s [container: give up at once if it stops]
   local deadline=$(($(date +%s) + $2))
   until [[ $(http_status "$1") == 200 ]]; do
     (($(date +%s) < deadline)) || return 1
+    if [[ -n ${3:-} && $("$ENGINE" inspect --format '{{.State.Running}}' "$3" 2>/dev/null) != true ]]; then
+      "$ENGINE" logs "$3" 2>&1 | tail -n 20 >&2
+      log "container $3 stopped"
+      return 1
+    fi
     sleep 0.1
   done
 }
@@ -112,8 +117,7 @@ PORT=$(free_port)
 URL=http://127.0.0.1:$PORT
 t=$(ms)
 "$ENGINE" run -d --name "$NAME" -p "127.0.0.1:$PORT:8080" "$TAG" >/dev/null 2>>"$WORK/engine.log"
-wait_http "$URL/_emulator/health" 60 || {
-  "$ENGINE" logs "$NAME" >&2
+wait_http "$URL/_emulator/health" 60 "$NAME" || {
   die "the emulator did not answer $URL/_emulator/health within 60 s"
 }
 READY_MS=$(($(ms) - t))
@@ -165,7 +169,7 @@ PORT2=$(free_port)
 state_run() { # name
   "$ENGINE" run -d --name "$1" -p "127.0.0.1:$PORT2:8080" -v "$WORK/data:/data" \
     -e STATE_FILE=/data/state.json -e STATE_FLUSH_INTERVAL_MS=0 "$TAG" >/dev/null 2>>"$WORK/engine.log"
-  wait_http "http://127.0.0.1:$PORT2/_emulator/health" 60 || die "the STATE_FILE container did not start"
+  wait_http "http://127.0.0.1:$PORT2/_emulator/health" 60 "$1" || die "the STATE_FILE container did not start"
 }
 state_run "$NAME-state"
 created=$(curl -s --max-time 5 -X POST -H 'X-Auth-Token: demo-token' -H 'Content-Type: application/json' \

@@ -45,8 +45,9 @@ Every error answers \`{"statusCode", "error", "message"}\`. The demo session tok
 export async function installOpenApi(app: FastifyInstance, config: Config): Promise<void> {
   const needsToken = (url: string) =>
     TOKEN_PREFIXES.some((p) => url.startsWith(p)) || (config.alertsRequireToken && url.startsWith(ALERTS_PREFIX));
-  const needsAdmin = (url: string) =>
-    config.adminToken !== undefined && url.startsWith(CONTROL_PREFIX) && url !== '/_emulator/health';
+  // The control API's own open paths: what a health check or a browser page load must reach.
+  const open = (url: string) => url === '/_emulator/health' || ['/_emulator/ui', DOCS_PATH].some((p) => url === p || url.startsWith(`${p}/`));
+  const needsAdmin = (url: string) => config.adminToken !== undefined && url.startsWith(CONTROL_PREFIX) && !open(url);
 
   await app.register(swagger, {
     openapi: {

@@ -111,6 +111,17 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  it('marks the control API with the admin token when one is set, and stays readable without it', async () => {
+    ({ app } = await makeDemoApp({ adminToken: 'sesame' }));
+    const doc = await documentOf(app); // fetched without Authorization
+    const secured = (path: string, method: string) => JSON.stringify(doc.paths[path]?.[method]?.security ?? []);
+    expect(secured('/_emulator/health', 'get')).toBe('[]');
+    expect(secured('/_emulator/reset', 'post')).toContain('AdminToken');
+    expect(secured('/_emulator/state', 'get')).toContain('AdminToken');
+    expect((await app.inject({ url: '/_emulator/docs' })).statusCode).toBe(200);
+    expect((await app.inject({ method: 'POST', url: '/_emulator/reset' })).statusCode).toBe(401);
+  });
+
   it('is the same document the reference page loads', async () => {
     ({ app } = await makeDemoApp());
     const page = await app.inject({ url: '/_emulator/docs' });
