@@ -47,6 +47,13 @@ describe('dashboard files', () => {
     }
     const script = (await app.inject({ url: `${UI}/app.js` })).body;
     expect(script).not.toMatch(/https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
+    const imports = [...script.matchAll(/^import .* from '\.\/([^']+)';$/gm)].map((m) => m[1]);
+    expect(imports).toContain('states.js');
+    for (const file of imports) {
+      const res = await app.inject({ url: `${UI}/${file}` });
+      expect(res.statusCode, file).toBe(200);
+      expect(res.headers['content-type'], file).toBe('text/javascript; charset=utf-8');
+    }
   });
 
   it('stays under 200 KB in total', () => {

@@ -1,6 +1,7 @@
-// The cloud-emulator dashboard: one ES module, no framework, no build step. It is a client
-// like any other: it reads and steers the emulator only through the public control API
-// (/_emulator) and the three emulated interfaces, which is also what it demonstrates.
+// The cloud-emulator dashboard: plain ES modules, no framework, no build step. It is a
+// client like any other: it reads and steers the emulator only through the public control
+// API (/_emulator) and the three emulated interfaces, which is also what it demonstrates.
+import { family, pathOf } from './states.js';
 
 // The page lives at <root>/_emulator/ui/, so the emulator's root is two folders up; this
 // keeps the page working behind a proxy that adds a path prefix.
@@ -312,64 +313,18 @@ function emulatedNow() {
   return c.frozen ? c.now : c.now + (performance.now() - model.clockReadAt) * c.scale;
 }
 
-const FAILED_STATES = new Set([
-  'ALLOCATE_FAILED', 'ALLOCATED_WITH_FAILURES', 'CHECKED_WITH_FAILURES', 'TERMINATED_WITH_FAILURES', 'ERROR_BUILD_MISMATCH',
-  'PROCESS_FAILED', 'VOLUME_NOT_FORMATTED', 'VOLUME_NOT_AVAILABLE', 'EXTERNALLY_TERMINATED', 'FAILED',
-]);
-const TERMINATED_STATES = new Set(['TERMINATED', 'CANCELLED']);
 const NO_TEARDOWN = new Set(['LOADED', 'TERMINATED', 'TERMINATED_WITH_FAILURES', 'CANCELLED', 'TERMINATING', 'CANCELLING']);
-
-/** The colour family of a state: in progress, ready, failed, terminated, or idle (never started). */
-function family(state, isFinal) {
-  if (state === 'LOADED') return 'idle';
-  if (FAILED_STATES.has(state)) return 'failed';
-  if (TERMINATED_STATES.has(state)) return 'terminated';
-  return isFinal ? 'ready' : 'progress';
-}
 
 const badge = (state, isFinal) => h('span', { class: `badge fam-${family(state, isFinal)}` }, state);
 
-/** Every table of a kind, in the order the emulator lists them (start tables first, success first). */
-function tablesOf(kind) {
-  const found = [];
-  const walk = (node) => {
-    if (Array.isArray(node)) {
-      if (node.every((row) => row && typeof row.state === 'string')) found.push(node);
-      return;
-    }
-    if (node && typeof node === 'object') Object.values(node).forEach(walk);
-  };
-  walk(model.lifecycles?.tables?.[kind]);
-  return found;
-}
-
-/**
- * The states this resource is going through: the table that holds its current state and,
- * when one is scheduled, its next state right after (rows a grid without monitors skips
- * may lie between). Never started: the first start table, still ahead.
- */
-function pathOf(kind, position) {
-  const tables = tablesOf(kind);
-  const { state } = position;
-  const next = position.next?.state;
-  if (state === 'LOADED') return { rows: [{ state: 'LOADED' }, ...(tables[0] ?? [])], current: 0 };
-  for (const rows of tables) {
-    const i = rows.findIndex((row) => row.state === state);
-    if (i < 0) continue;
-    if (next !== undefined) {
-      let j = i + 1;
-      while (j < rows.length && rows[j].monitorsOnly && rows[j].state !== next) j++;
-      if (rows[j]?.state !== next) continue;
-      // Skipped rows are not part of this run.
-      return { rows: [...rows.slice(0, i + 1), ...rows.slice(j)], current: i };
-    }
-    if (i === rows.length - 1) return { rows, current: i };
-  }
-  return { rows: [{ state }], current: 0 };
-}
+/** "kind:id" -> the path last drawn, so that a run keeps the path it was seen taking. */
+const paths = new Map();
 
 function progressLine(kind, position) {
-  const { rows, current } = pathOf(kind, position);
+  const key = positionKey(kind, position.id);
+  const path = pathOf(model.lifecycles?.tables?.[kind], position, paths.get(key));
+  paths.set(key, path);
+  const { rows, current } = path;
   const fam = family(position.state, position.isFinal);
   return rows.map((row, i) =>
     h(
@@ -563,6 +518,7 @@ function forgetEverything() {
   for (const container of ['#grids', '#environments', '#rsdbs', '#alerts']) $(container).replaceChildren();
   cards.clear();
   alertCards.clear();
+  paths.clear();
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1,0 +1,18 @@
+// Types of states.js, for the tests that import it (the page itself needs no build step).
+export type Family = 'idle' | 'progress' | 'ready' | 'failed' | 'terminated';
+export interface Row {
+  state: string;
+  holds?: string;
+  monitorsOnly?: boolean;
+}
+export interface Position {
+  state: string;
+  next?: { state: string; at: number };
+}
+export interface Path {
+  rows: Row[];
+  current: number;
+}
+export function family(state: string, isFinal: boolean | undefined): Family;
+export function tablesOf(kindTables: unknown): Row[][];
+export function pathOf(kindTables: unknown, position: Position, previous?: Path): Path;
