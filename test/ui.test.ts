@@ -94,6 +94,15 @@ describe('dashboard files', () => {
     expect(Object.keys(doc.paths).some((p) => p.startsWith('/_emulator/'))).toBe(true);
   });
 
+  it('serves the page without the admin token, while the control API it calls still needs one', async () => {
+    ({ app } = await makeApp({}, { adminToken: 'let-me-in' }));
+    for (const file of ['', 'app.js', 'states.js', 'style.css']) {
+      expect((await app.inject({ url: `${UI}/${file}` })).statusCode, file).toBe(200);
+    }
+    expect((await app.inject({ url: '/_emulator/clock' })).statusCode).toBe(401);
+    expect((await app.inject({ url: '/_emulator/clock', headers: { authorization: 'Bearer let-me-in' } })).statusCode).toBe(200);
+  });
+
   it('is not recorded in the request journal', async () => {
     ({ app } = await makeApp());
     await app.inject({ url: `${UI}/` });

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { HAVE_CHROMIUM, SKIP_REASON, launchBrowser, serveDemo, waitForText, waitUntil, watchPageErrors, type Served } from './harness.js';
+import { TEST_USER, authSeed } from '../helpers/app.js';
+import { HAVE_CHROMIUM, SKIP_REASON, launchBrowser, serve, serveDemo, waitForText, waitUntil, watchPageErrors, type Served } from './harness.js';
 
 // The whole demo a newcomer runs, driven through the page in a real browser: one browser,
 // one emulator on a frozen clock that only the page's own buttons move.
@@ -50,6 +51,13 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     expect(await page.locator('article[data-kind="rsdb"]').count()).toBeGreaterThan(0);
     await waitForText(alert('demo-alert'), 'CLEARED');
     await waitForText(page.locator('#clock-time'), '09:00:00');
+  });
+
+  it('polls without filling the request journal while nothing changes', async () => {
+    const total = async () => (await served.app.inject({ url: '/_emulator/journal?limit=1' })).json().total;
+    const before = await total();
+    for (let poll = 0; poll < 3; poll++) await page.waitForResponse((r) => r.url().includes('/_emulator/lifecycles'));
+    expect(await total()).toBe(before);
   });
 
   it('starts a grid, and the clock buttons carry it to CHECKED with its servers and journal', async () => {
@@ -213,5 +221,55 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     await waitForText(stateOf(grid(101)), 'ALLOCATE_FAILED');
     await waitForText(alert('demo-alert').locator('.history'), 'Checkout is failing for 12% of users');
     expect(problems).toEqual([]);
+  });
+});
+
+describe.skipIf(!HAVE_CHROMIUM)('dashboard sign-in', () => {
+  let browser: Browser;
+  let served: Served | undefined;
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  });
+  afterEach(async () => {
+    await served?.app.close();
+    served = undefined;
+  });
+  afterAll(async () => browser?.close());
+
+  it('asks for credentials when the seed has no demo user, and says why a log-in failed', async () => {
+    served = await serve(authSeed());
+    const page = await browser.newPage();
+    await page.goto(served.url);
+    const dialog = page.locator('#login');
+    await dialog.waitFor({ state: 'visible' });
+    await dialog.locator('input[name=userName]').fill(TEST_USER.userName);
+    await dialog.locator('input[name=password]').fill('wrong');
+    await dialog.locator('button[type=submit]').click();
+    await waitForText(page.locator('#login-error'), 'bad credentials');
+    await dialog.locator('input[name=password]').fill(TEST_USER.password);
+    await dialog.locator('button[type=submit]').click();
+    await dialog.waitFor({ state: 'hidden' });
+    await waitForText(page.locator('#who'), TEST_USER.userName);
+    await waitForText(page.locator('#grids'), 'no grid in the repository');
+    await page.close();
+  });
+
+  it('asks for the admin token once when ADMIN_TOKEN is set, and keeps it for the tab', async () => {
+    served = await serveDemo({ adminToken: 'let-me-in' });
+    const page = await browser.newPage();
+    await page.goto(served.url);
+    const dialog = page.locator('#admin');
+    await dialog.waitFor({ state: 'visible' });
+    await dialog.locator('input[name=token]').fill('guess');
+    await dialog.locator('button[type=submit]').click();
+    await waitForText(page.locator('#admin-error'), 'admin token is wrong');
+    await dialog.locator('input[name=token]').fill('let-me-in');
+    await dialog.locator('button[type=submit]').click();
+    await dialog.waitFor({ state: 'hidden' });
+    await waitForText(page.locator('article[data-kind="grid"][data-id="101"] header .badge'), 'LOADED');
+    await page.reload();
+    await waitForText(page.locator('#live'), 'live');
+    expect(await dialog.isVisible()).toBe(false);
+    await page.close();
   });
 });

@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import type { Config } from '../../src/config.js';
-import { makeDemoApp, type TestApp } from '../helpers/app.js';
+import type { State } from '../../src/state.js';
+import { makeApp, makeDemoApp, type TestApp } from '../helpers/app.js';
 
 /** Debian's Chromium (`apt-get install chromium`); CHROMIUM_PATH points elsewhere. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -22,7 +23,15 @@ export interface Served extends TestApp {
 
 /** The demo seed on a frozen ManualClock, listening on a free local port. */
 export async function serveDemo(config: Partial<Config> = {}): Promise<Served> {
-  const served = await makeDemoApp(config);
+  return listen(await makeDemoApp(config));
+}
+
+/** Another seed on a frozen ManualClock, listening on a free local port. */
+export async function serve(fixtures: Partial<State>, config: Partial<Config> = {}): Promise<Served> {
+  return listen(await makeApp(fixtures, config));
+}
+
+async function listen(served: TestApp): Promise<Served> {
   await served.app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = served.app.server.address() as AddressInfo;
   return { ...served, url: `http://127.0.0.1:${port}/_emulator/ui/` };
