@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Emulator } from '../emulator.js';
 import { installErrorHandling } from '../core/errors.js';
-import { strictValidatorCompiler } from './validation.js';
+import { strictValidatorCompiler } from '../core/validation.js';
 import { stateRoutes } from './state-routes.js';
 import { clockRoutes } from './clock-routes.js';
 import { scenarioRoutes } from './scenario-routes.js';

@@ -1,13 +1,15 @@
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
 import { Kind, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { ValueErrorType, type ValueError } from '@sinclair/typebox/value';
+import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value';
 
 /**
- * Strict request validation for the annotation and alert interfaces (alerts import it from
- * here). Fastify's default Ajv settings coerce `"5"` into 5 and silently drop unknown fields;
- * a client that sends `{"start":"1631282415000"}` or `{"domainId":5}` would then be accepted
- * here and refused by the real service. This compiler takes values exactly as sent.
+ * Strict request validation. Fastify's default Ajv settings coerce `"5"` into 5 and silently
+ * drop unknown fields in bodies; a client that sends `{"start":"1631282415000"}` or
+ * `{"domainId":5}` would then be accepted here and refused by the real service, and a typo
+ * in a control call such as `{"sclae": 2}` would be a silent no-op. Bodies are taken exactly
+ * as sent; path and query values arrive as text, so they are converted to the schema's types.
+ * Defaults the schema declares are filled in.
  *
  * Failures are returned in Ajv's error shape so the shared error handler words them:
  * "body: missing required field 'title'", "body: unknown field 'domainId'",
@@ -114,10 +116,14 @@ function toAjvError(error: ValueError): FastifySchemaValidationError {
   }
 }
 
-/** Validates without coercion, removal or defaults: what is accepted is what was sent. */
-export const strictValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema }) => {
+/** Validates bodies without coercion or removal: what is accepted is what was sent. */
+export const strictValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
   const checker = TypeCompiler.Compile(schema);
-  return (value: unknown) => {
+  const convert = httpPart !== 'body';
+  return (data: unknown) => {
+    // The parsed request is this request's own copy, so filling defaults in place is safe.
+    let value = convert ? Value.Convert(schema, data) : data;
+    if (value !== undefined) value = Value.Default(schema, value);
     if (checker.Check(value)) return { value };
     const first = checker.Errors(value).First();
     const error = first
