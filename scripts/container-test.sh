@@ -134,18 +134,21 @@ uid=$("$ENGINE" exec "$NAME" node -e 'process.stdout.write(String(process.getuid
 [[ $uid != 0 ]] || die "the emulator runs as root"
 log "runs as uid $uid (non-root)"
 
-"$ENGINE" logs "$NAME" 2>/dev/null | grep -q '"msg":"request"' || die "no per-request JSON log line"
-"$ENGINE" logs "$NAME" 2>/dev/null | grep '"msg":"request"' | head -n 1 | grep -q '"reqId"' || die "request log lines carry no reqId"
+"$ENGINE" logs "$NAME" >"$WORK/run.log" 2>/dev/null
+grep -q '"msg":"request"' "$WORK/run.log" || die "no per-request JSON log line"
+if grep '"msg":"request"' "$WORK/run.log" | grep -v '"reqId"' >/dev/null; then die "a request log line carries no reqId"; fi
 
 # --- the command line inside the image ----------------------------------------------------
-"$ENGINE" run --rm "$TAG" node dist/cli.js --help | grep -q -- '--time-scale' || die "cloud-emulator --help does not list --time-scale"
+"$ENGINE" run --rm "$TAG" node dist/cli.js --help >"$WORK/help.txt" 2>>"$WORK/engine.log"
+grep -q -- '--time-scale' "$WORK/help.txt" || die "cloud-emulator --help does not list --time-scale"
 set +e
 "$ENGINE" run --rm "$TAG" node dist/cli.js --port nope >/dev/null 2>"$WORK/cli.err"
 code=$?
 set -e
 [[ $code == 2 ]] || die "a bad --port exited $code, expected 2"
 grep -q -- '--port="nope"' "$WORK/cli.err" || die "a bad --port gave no clear message: $(cat "$WORK/cli.err")"
-"$ENGINE" run --rm "$TAG" node dist/cli.js check /app/fixtures | grep -q '^OK' || die "cloud-emulator check of the baked-in fixtures failed"
+"$ENGINE" run --rm "$TAG" node dist/cli.js check /app/fixtures >"$WORK/check.txt" 2>>"$WORK/engine.log"
+grep -q '^OK' "$WORK/check.txt" || die "cloud-emulator check of the baked-in fixtures failed"
 log "CLI: --help, exit 2 on a bad value, check: ok"
 
 # --- SIGTERM ------------------------------------------------------------------------------
@@ -154,11 +157,12 @@ t=$(ms)
 code=$("$ENGINE" wait "$NAME" | tail -n 1)
 STOP_MS=$(($(ms) - t))
 [[ $code == 0 ]] || die "exit code after SIGTERM: $code, expected 0"
-"$ENGINE" logs "$NAME" 2>/dev/null | grep -q '"signal":"SIGTERM"' || die "no shutdown log line for SIGTERM"
-CLOSE_MS=$("$ENGINE" logs "$NAME" 2>/dev/null | node -e '
+"$ENGINE" logs "$NAME" >"$WORK/run.log" 2>/dev/null
+grep -q '"signal":"SIGTERM"' "$WORK/run.log" || die "no shutdown log line for SIGTERM"
+CLOSE_MS=$(node -e '
   const lines = require("fs").readFileSync(0, "utf8").split("\n").filter(Boolean).map((l) => { try { return JSON.parse(l) } catch { return {} } });
   const closing = lines.find((l) => l.msg === "closing"), closed = lines.find((l) => l.msg === "closed");
-  process.stdout.write(closing && closed ? String(closed.time - closing.time) : "?");')
+  process.stdout.write(closing && closed ? String(closed.time - closing.time) : "?");' <"$WORK/run.log")
 ((STOP_MS < 3000)) || die "stopping took $STOP_MS ms after SIGTERM"
 log "SIGTERM: exit code 0, $STOP_MS ms from the signal to the engine seeing the exit (close took $CLOSE_MS ms inside)"
 
@@ -195,7 +199,7 @@ timeout 300 env "${COMPOSE_ENV[@]}" "${COMPOSE[@]}" -p "$PROJECT" -f docker-comp
   die "compose up failed"
 }
 wait_http "http://127.0.0.1:$PORT3/_emulator/health" 60 || die "the compose service did not answer on port $PORT3"
-cid=$("$ENGINE" ps -a --format '{{.Names}}' | grep -E "^${PROJECT}[-_]emulator[-_]1$" | head -n 1)
+cid=$("$ENGINE" ps -a --format '{{.Names}}' | grep -m 1 -E "^${PROJECT}[-_]emulator[-_]1$" || true)
 [[ -n $cid ]] || die "cannot find the compose container of project $PROJECT"
 wait_healthy "$cid" 60 || die "the compose service did not become healthy"
 node scripts/smoke.mjs "http://127.0.0.1:$PORT3" >/dev/null || die "smoke test against the compose service"

@@ -51,6 +51,9 @@ check(grids.status === 200 && grids.json?.objects?.length > 0, 'repository: GET 
 const gridId = grids.json.objects[0].id;
 
 // Provisioning.
+const seeded = await call('GET', `${CLOUD}/grid/`, { token });
+check(seeded.status === 200 && Array.isArray(seeded.json), 'provisioning: GET grid/ before any action', seeded.text);
+const activeAtStart = seeded.json.length;
 const unauthorized = await call('GET', `${CLOUD}/grid/`);
 check(unauthorized.status === 401 && unauthorized.json?.statusCode === 401 && unauthorized.json?.message, 'provisioning: no token -> 401 with the JSON error body', unauthorized.text);
 const start = await call('POST', `${CLOUD}/grid/${gridId}/action`, { token, body: { action: 'start' } });
@@ -93,11 +96,17 @@ check(cleared.status === 204, `alerts: clear ${alert.uid} -> 204`, cleared.text)
 const unknownAlert = await call('POST', `${RUM}/alerts/no-such-alert/fire`);
 check(unknownAlert.status === 404, 'alerts: unknown uid -> 404', unknownAlert.text);
 
-// Control API: reset forgets the started grid (never-started grids are not listed).
+// Control API: reset forgets the grid started above: the active grids are the seed's again.
 const reset = await call('POST', `${CONTROL}/reset`);
 check(reset.status === 200, 'control: POST /_emulator/reset', reset.text);
 const afterReset = await call('GET', `${CLOUD}/grid/`, { token: 'demo-token' });
-check(afterReset.status === 200 && Array.isArray(afterReset.json) && afterReset.json.length === 0, 'control: after reset no grid is active', afterReset.text);
+check(
+  afterReset.status === 200 &&
+    afterReset.json?.length === activeAtStart &&
+    !afterReset.json.some((g) => g.instanceId === start.json.instanceId),
+  'control: after reset the started deployment is gone and the seed\'s grids are back',
+  afterReset.text.slice(0, 300),
+);
 
 // Browser access from another origin, and the reference.
 const preflight = await call('OPTIONS', `${CLOUD}/grid/`, {
