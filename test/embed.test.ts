@@ -113,6 +113,16 @@ describe('startEmulator', () => {
     await expect(fetch(`${url}/_emulator/health`)).rejects.toThrow();
   });
 
+  it('runs the example of docs/running.md: a demo grid comes up when time is advanced', async () => {
+    emu = await startEmulator({ port: 0, clock: new ManualClock() });
+    const headers = { 'X-Auth-Token': 'demo-token', 'Content-Type': 'application/json' };
+    const start = await fetch(`${emu.provisioningUrl}/grid/101/action`, { method: 'POST', headers, body: '{"action":"start"}' });
+    expect((await start.json()).state).toBe('ALLOCATING');
+    emu.advance(60_000);
+    const grid = await (await fetch(`${emu.provisioningUrl}/grid/101`, { headers })).json();
+    expect(grid.state).toBe('CHECKED');
+  });
+
   it('fails clearly when the port is taken', async () => {
     emu = await startEmulator({ fixtures: seed });
     const port = Number(new URL(emu.url).port);
