@@ -86,11 +86,12 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     await grid(103).locator('button[name=start]').click();
     await environment(301).locator('button[name=start]').click();
     await waitForText(stateOf(environment(301)), 'ALLOCATING_DATABASE');
-    await page.locator('button[data-advance="1000"]').click();
-    await page.locator('button[data-advance="1000"]').click();
-    await page.locator('button[data-advance="1000"]').click();
-    await page.locator('button[data-advance="1000"]').click();
-    await page.locator('button[data-advance="1000"]').click();
+    // The environment allocates its database for 4 s, then holds ALLOCATED_DATABASE for 1 s.
+    const startedAt = served.clock.now();
+    for (let second = 1; second <= 4; second++) {
+      await page.locator('button[data-advance="1000"]').click();
+      await waitForText(page.locator('#clock-time'), new Date(startedAt + second * 1000).toISOString().slice(11, 19));
+    }
     await waitForText(stateOf(environment(301)), 'ALLOCATED_DATABASE');
     await waitForText(environment(301).locator('.progress .done'), 'ALLOCATING_DATABASE');
     await waitForText(environment(301).locator('.progress'), 'RUNNING');
@@ -135,6 +136,23 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     const bar = page.locator(`#ann-axis g.ann[data-annotation="${created.id}"]`);
     await waitForText(bar, 'Deploy 2.7.1');
     expect(await bar.getAttribute('class')).toContain('range');
+
+    // Someone else's annotation shows up without a reload.
+    const other = await served.app.inject({
+      method: 'POST',
+      url: '/concerto/mpulse/api/annotations/v1',
+      headers: TOKEN,
+      payload: { title: 'Added by a script', text: 'through the API', start: served.clock.now() - 3_600_000, domainIds: [12346] },
+    });
+    expect(other.statusCode).toBe(200);
+    await page.locator(`#ann-axis g.ann[data-annotation="${other.json().id}"]`).waitFor();
+    await waitForText(page.locator('#ann-list'), 'Added by a script');
+
+    await page.locator('#ann-domain').selectOption({ label: 'www.example.com' });
+    await page.locator(`#ann-list li[data-annotation="${other.json().id}"]`).waitFor({ state: 'detached' });
+    await page.locator('#ann-domain').selectOption({ label: 'shop.example.com' });
+    await page.locator(`#ann-list li[data-annotation="${other.json().id}"]`).waitFor();
+    await page.locator('#ann-domain').selectOption('');
 
     await page.locator(`#ann-list li[data-annotation="${created.id}"] button`, { hasText: 'delete' }).click();
     await page.locator(`#ann-list li[data-annotation="${created.id}"]`).waitFor({ state: 'detached' });
@@ -184,6 +202,15 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     expect(rule).toMatchObject({ path: '/concerto/mpulse/api/annotations/v1*', action: { status: 503 }, remaining: 2 });
     await row.locator('button', { hasText: 'remove' }).click();
     await waitForText(page.locator('#faults tbody'), 'no fault rule');
+
+    // A rule that hits the page's own reads: it says so once, and the rest keeps working.
+    await served.app.inject({ method: 'POST', url: '/_emulator/faults', payload: { id: 'grids-down', method: 'GET', path: `${CLOUD}/grid/*`, action: { status: 503 } } });
+    await grid(104).locator('button[name=start]').click();
+    await waitForText(page.locator('#toasts'), `could not read: GET /${CLOUD.slice(1)}/grid/104 → 503`);
+    await waitForText(page.locator('#live'), 'live');
+    await served.app.inject({ method: 'DELETE', url: '/_emulator/faults/grids-down' });
+    await page.locator('button[data-advance="1000"]').click();
+    await waitForText(stateOf(grid(104)), 'ALLOCATING', 15_000);
 
     const methods = () => page.locator('#journal tbody tr td:nth-child(2)').allTextContents();
     expect(new Set(await methods()).size).toBeGreaterThan(1);

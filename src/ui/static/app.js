@@ -82,6 +82,15 @@ function duration(ms) {
   return `${Math.floor(sec / 86400)} d ${Math.floor((sec % 86400) / 3600)} h`;
 }
 
+const notified = new Map();
+/** An error toast, unless the same one was shown a moment ago (polling repeats failures). */
+function notifyOnce(text) {
+  const now = performance.now();
+  if (now - (notified.get(text) ?? -Infinity) < 20_000) return;
+  notified.set(text, now);
+  toast(text, 'error');
+}
+
 function toast(text, kind = 'info') {
   const el = h('div', { class: `toast ${kind}` }, text);
   $('#toasts').append(el);
@@ -301,9 +310,10 @@ const model = {
   journal: { size: 0, total: 0, entries: [] },
   domains: [],
   annotations: [],
-  /** Newest journal id of an annotation change this page has already reloaded for. */
-  annotationMark: -1,
+  /** Newest journal id of an annotation change this page has already read (-1: none; undefined: not looked yet). */
+  annotationMark: undefined,
   annotationsReadAt: 0,
+  annotationsRetryAt: 0,
 };
 
 /** Emulated now, running on between polls at the clock's speed. */
@@ -350,6 +360,7 @@ function nextText(position) {
 let ticking = false;
 let timer = null;
 let catalogNeeded = true;
+let catalogRetryAt = 0;
 
 function refreshSoon() {
   clearTimeout(timer);
@@ -373,8 +384,7 @@ async function tick() {
     if (err instanceof ApiFailure && err.status === 0) setLive(false);
     else {
       setLive(false, 'error');
-      console.error(err);
-      toast(err instanceof ApiFailure ? err.describe() : String(err), 'error');
+      notifyOnce(err instanceof ApiFailure ? err.describe() : String(err?.stack ?? err));
     }
   } finally {
     ticking = false;
@@ -401,9 +411,30 @@ async function poll() {
   model.faults = faults;
   model.alerts = alerts;
 
-  if (catalogNeeded) await loadCatalog();
-  await readChangedResources();
-  await maybeReloadAnnotations(annotationMarks);
+  // A failed read of an interface (a fault rule may well hit this page too) is reported and
+  // tried again later; the rest of the page goes on.
+  const problems = [];
+  const attempt = async (fn) => {
+    try {
+      await fn();
+    } catch (err) {
+      if (!(err instanceof ApiFailure)) throw err;
+      problems.push(err);
+    }
+  };
+  if (catalogNeeded && performance.now() >= catalogRetryAt) {
+    await attempt(async () => {
+      try {
+        await loadCatalog();
+      } catch (err) {
+        catalogRetryAt = performance.now() + RETRY_MS;
+        throw err;
+      }
+    });
+  }
+  await attempt(readChangedResources);
+  await attempt(() => maybeReloadAnnotations(annotationMarks));
+  for (const problem of problems) notifyOnce(`could not read: ${problem.describe()}`);
 
   renderClock();
   renderResources();
@@ -427,6 +458,9 @@ async function loadCatalog() {
 }
 
 const positionKey = (kind, id) => `${kind}:${id}`;
+const RETRY_MS = 10_000;
+/** "kind:id" -> performance.now() before which a failed read is not tried again. */
+const retryAt = new Map();
 const signature = (p) => `${p.state}|${p.since}|${p.next?.state ?? ''}|${p.next?.at ?? ''}`;
 
 /**
@@ -460,10 +494,20 @@ async function readChangedResources() {
     environment: (id) => `${CLOUD}/environment/${id}/`,
     rsdb: (id) => `${CLOUD}/rsdb/${id}`,
   };
+  const now = performance.now();
   const reads = KINDS.flatMap((kind) =>
-    [...due[kind]].map(async (rawKey) => {
-      const id = Number(String(rawKey).split(':').pop());
-      const view = await api('GET', paths[kind](id));
+    [...due[kind]].map(async (id) => {
+      const key = positionKey(kind, id);
+      // After a failure, not again for a while: each try is a request in the journal.
+      if ((retryAt.get(key) ?? 0) > now) return;
+      let view;
+      try {
+        view = await api('GET', paths[kind](id));
+      } catch (err) {
+        retryAt.set(key, now + RETRY_MS);
+        throw err;
+      }
+      retryAt.delete(key);
       model.views[kind].set(id, view);
       model.seen.set(positionKey(kind, id), signature(positions.get(positionKey(kind, id))));
       if (kind === 'grid') {
@@ -477,24 +521,27 @@ async function readChangedResources() {
   );
   const results = await Promise.allSettled(reads);
   const failure = results.find((r) => r.status === 'rejected');
-  if (failure) throw failure.reason;
   // Servers of no grid this page knows (a grid outside the catalogue) are not read again.
   for (const [key, p] of positions) if (p.kind === 'cloudServer' && !model.seen.has(key)) model.seen.set(key, signature(p));
+  if (failure) throw failure.reason;
 }
 
 async function maybeReloadAnnotations(marks) {
-  const newest = marks.entries.find((e) => e.method !== 'GET' && e.status < 400);
-  const newestId = newest?.id ?? -1;
+  const newestId = marks.entries.find((e) => e.method !== 'GET' && e.status < 400)?.id ?? -1;
   // Without a journal (JOURNAL_SIZE=0) the list is simply read every ten seconds.
   const stale = marks.size === 0 && performance.now() - model.annotationsReadAt > 10_000;
-  if (model.annotationMark === -1) {
+  if (model.annotationMark === undefined) {
     model.annotationMark = newestId;
     return;
   }
-  if (newestId > model.annotationMark || newestId < model.annotationMark || stale) {
-    model.annotationMark = newestId;
+  if ((newestId === model.annotationMark && !stale) || performance.now() < model.annotationsRetryAt) return;
+  try {
     await reloadAnnotations();
+  } catch (err) {
+    model.annotationsRetryAt = performance.now() + RETRY_MS;
+    throw err;
   }
+  model.annotationMark = newestId;
 }
 
 async function reloadAnnotations() {
@@ -513,8 +560,10 @@ function forgetEverything() {
   model.seen.clear();
   model.serverGrid.clear();
   for (const kind of KINDS) model.views[kind].clear();
-  model.annotationMark = -1;
+  model.annotationMark = undefined;
   catalogNeeded = true;
+  catalogRetryAt = 0;
+  retryAt.clear();
   for (const container of ['#grids', '#environments', '#rsdbs', '#alerts']) $(container).replaceChildren();
   cards.clear();
   alertCards.clear();
