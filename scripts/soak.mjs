@@ -1,0 +1,544 @@
+// Load and faults against the built server: `npm run soak` (builds first). Bounded in time and
+// count; exits non-zero when a check fails. Never part of `npm test`.
+//
+//   race    50 clients race start/terminate/restart on the same grids, servers, RSDBs and test
+//           environments: no 5xx, every answer and every final state one its lifecycle allows;
+//           then bursts of simultaneous starts of one resource: exactly one is accepted.
+//   memory  a sustained mixed load: resident memory after warm-up grows by less than 10%.
+//   kill    with STATE_FILE, kill -9 at random moments during writes and restart: the file
+//           always loads, and nothing acknowledged before the last completed flush is lost.
+//
+// Environment: SOAK_SECONDS (default 60, per timed part), SOAK_CLIENTS (50), SOAK_KILLS (20),
+// SOAK_PARTS (race,memory,kill), SOAK_FLUSH_MS (50), BENCH_SERVER (default dist/server.js).
+import http from 'node:http';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HOST, median, rssMiB, sleep, startProcess } from '../bench/lib.mjs';
+import { BENCH_TOKEN, FIRST_ANNOTATION_ID, grid, writeSeed } from '../bench/seeds.mjs';
+
+const num = (name, fallback) => {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name}=${raw}: expected a positive number`);
+  return n;
+};
+const SECONDS = num('SOAK_SECONDS', 60);
+const CLIENTS = Math.round(num('SOAK_CLIENTS', 50));
+const KILLS = Math.round(num('SOAK_KILLS', 20));
+const FLUSH_MS = Math.round(num('SOAK_FLUSH_MS', 50));
+const PARTS = new Set((process.env.SOAK_PARTS ?? 'race,memory,kill').split(',').map((s) => s.trim()));
+
+const CLOUD = '/concerto/services/rest/CloudService/v1';
+const REPO = '/concerto/services/rest/RepositoryService/v1';
+const ANNOTATIONS = '/concerto/mpulse/api/annotations/v1';
+const ALERTS = '/concerto/mpulse/api/alerts';
+const AUTH = { 'x-auth-token': BENCH_TOKEN };
+
+// The lifecycle vocabulary (interfaces.md section 3 and the emulator's decisions).
+const GRID_STATES = new Set(['LOADED', 'ALLOCATING', 'ALLOCATED', 'ALLOCATED_WITH_FAILURES', 'ALLOCATE_FAILED', 'CHECKING', 'CHECKED', 'CHECKED_AND_TERMINATING', 'CHECKED_AND_DEPLOYING', 'CHECKED_WITH_FAILURES', 'STARTING_MONITORS', 'CANCELLING', 'CANCELLED', 'TERMINATING', 'TERMINATED', 'TERMINATED_WITH_FAILURES']);
+const FINAL_GRID_STATES = new Set(['LOADED', 'ALLOCATED_WITH_FAILURES', 'ALLOCATE_FAILED', 'CHECKED', 'CHECKED_WITH_FAILURES', 'CANCELLED', 'TERMINATED', 'TERMINATED_WITH_FAILURES']);
+const SERVER_STATES = new Set(['PENDING', 'BUSY', 'RUNNING', 'SHUTTING_DOWN', 'TERMINATED', 'FAILED', 'BIDDING']);
+const RSDB_STATES = new Set(['LOADED', 'ALLOCATING_DATABASE', 'ALLOCATED_DATABASE', 'TERMINATING', 'TERMINATED']);
+const ENVIRONMENT_STATES = new Set(['ERROR_BUILD_MISMATCH', 'TERMINATED_WITH_FAILURES', 'CANCELLING', 'CANCELLED', 'LOADED', 'ALLOCATING_DATABASE', 'ALLOCATED_DATABASE', 'CHECKED_DATABASE', 'ALLOCATING_MAIN', 'ALLOCATED_MAIN', 'CHECKED_MAIN', 'RUNNING', 'TERMINATED', 'TERMINATING', 'PROCESS_FAILED', 'VOLUME_NOT_FORMATTED', 'VOLUME_NOT_AVAILABLE', 'EXTERNALLY_TERMINATED']);
+
+const log = (message) => process.stderr.write(`${message}\n`);
+const pick = (list) => list[Math.floor(Math.random() * list.length)];
+
+/** Collects failed checks; the first few of each kind are kept word for word. */
+class Verdict {
+  failures = new Map();
+  fail(kind, detail) {
+    const entry = this.failures.get(kind) ?? { count: 0, examples: [] };
+    entry.count++;
+    if (entry.examples.length < 3) entry.examples.push(detail);
+    this.failures.set(kind, entry);
+  }
+  check(ok, kind, detail) {
+    if (!ok) this.fail(kind, typeof detail === 'function' ? detail() : detail);
+    return ok;
+  }
+  get ok() {
+    return this.failures.size === 0;
+  }
+  report(part) {
+    if (this.ok) return log(`${part}: OK`);
+    log(`${part}: FAILED`);
+    for (const [kind, { count, examples }] of this.failures) log(`  ${count}x ${kind}\n${examples.map((e) => `      ${e}`).join('\n')}`);
+  }
+}
+
+/** A keep-alive HTTP client with at most `sockets` connections; never throws for a status. */
+function client(port, sockets = CLIENTS) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
+  const call = (method, path, { body, headers = {}, fresh = false } = {}) =>
+    new Promise((resolve) => {
+      const payload = body === undefined ? undefined : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+      const req = http.request(
+        {
+          host: HOST,
+          port,
+          method,
+          path,
+          agent: fresh ? false : agent,
+          headers: { ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}), ...headers },
+          timeout: 30_000,
+        },
+        (res) => {
+          const chunks = [];
+          res.on('data', (c) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            let json;
+            try {
+              json = text ? JSON.parse(text) : undefined;
+            } catch {
+              json = undefined;
+            }
+            resolve({ status: res.statusCode, json, text });
+          });
+          res.on('error', (err) => resolve({ status: 0, error: err.message }));
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error('timeout')));
+      req.on('error', (err) => resolve({ status: 0, error: err.message }));
+      req.end(payload);
+    });
+  return { call, close: () => agent.destroy() };
+}
+
+/** Runs `clients` loops of `step` until `seconds` have passed. */
+async function loops(clients, seconds, step) {
+  const deadline = performance.now() + seconds * 1000;
+  let requests = 0;
+  await Promise.all(
+    Array.from({ length: clients }, async (_, i) => {
+      while (performance.now() < deadline) {
+        await step(i);
+        requests++;
+      }
+    }),
+  );
+  return requests;
+}
+
+// ---------------------------------------------------------------------------------------------
+// race: start/terminate/restart from many clients at once
+// ---------------------------------------------------------------------------------------------
+
+const RACE_GRIDS = [201, 202, 203, 204, 205, 206];
+const RACE_RSDBS = [301, 302];
+const RACE_ENVIRONMENTS = [401, 402];
+
+function raceSeed(dir) {
+  writeSeed(dir, { grids: 0, annotations: 0, domains: 1 });
+  const outcomes = ['CHECKED', 'CHECKED', 'CHECKED_WITH_FAILURES', 'CHECKED_AND_DEPLOYING', 'ALLOCATED_WITH_FAILURES', 'CHECKED'];
+  writeFileSync(
+    join(dir, 'grids.json'),
+    JSON.stringify({
+      grids: RACE_GRIDS.map((id, i) => ({ ...grid(id, { servers: 2 }), monitors: i % 2 === 0, startOutcome: outcomes[i], ...(i === 1 ? { terminateOutcome: 'TERMINATED_WITH_FAILURES' } : {}) })),
+    }),
+  );
+  writeFileSync(
+    join(dir, 'provisioning.json'),
+    JSON.stringify({
+      rsdbs: RACE_RSDBS.map((id) => ({ id, name: `Soak RSDB ${id}`, cloudType: 'EC2', instanceSize: 'EC2 Results Database (Large)', launchCPAName: 'SOASTA EC2', region: 'us-east-1', zone: 'us-east-1a' })),
+      environments: RACE_ENVIRONMENTS.map((id, i) => ({
+        id,
+        name: `Soak environment ${id}`,
+        databaseInstance: { cloudType: 'EC2', instanceSize: 'EC2 Results Database (Large)' },
+        mainInstance: { cloudType: 'EC2', instanceSize: 'EC2 Main (Large)' },
+        startOutcome: i === 0 ? 'RUNNING' : 'VOLUME_NOT_FORMATTED',
+      })),
+    }),
+  );
+}
+
+/** Checks one answer of the provisioning interface against the rules of its operation. */
+function checkAnswer(verdict, op, res) {
+  const what = () => `${op}: ${res.status} ${(res.text ?? res.error ?? '').slice(0, 200)}`;
+  if (!verdict.check(res.status !== 0, 'network error', what)) return;
+  if (!verdict.check(res.status < 500, '5xx answer', what)) return;
+  const action = op.includes(' action ');
+  const allowed = action ? [202, 400] : [200];
+  if (!verdict.check(allowed.includes(res.status), `unexpected status for ${op.split(' ')[0]} ${action ? 'action' : 'read'}`, what)) return;
+  if (res.status === 400) {
+    verdict.check(/ is [A-Z_]+[:]/.test(res.json?.message ?? ''), '400 without the current state in its message', what);
+    return;
+  }
+  const body = res.json;
+  if (op.startsWith('grid')) {
+    const grids = Array.isArray(body) ? body : [body];
+    for (const g of grids) {
+      verdict.check(GRID_STATES.has(g.state), 'grid state outside its lifecycle', what);
+      verdict.check(g.isFinal === FINAL_GRID_STATES.has(g.state), 'grid isFinal disagrees with its state', what);
+    }
+    if (op.includes('action start')) verdict.check(body.state === 'ALLOCATING', 'accepted grid start not ALLOCATING', what);
+  } else if (op.startsWith('cloudserver')) {
+    const servers = Array.isArray(body) ? body : [body];
+    for (const s of servers) verdict.check(SERVER_STATES.has(s.state), 'cloud server state outside its lifecycle', what);
+    if (op.includes('action restart')) verdict.check(body.state === 'RUNNING', 'accepted restart not RUNNING', what);
+  } else if (op.startsWith('rsdb')) {
+    verdict.check(RSDB_STATES.has(body.state), 'RSDB state outside its lifecycle', what);
+    if (op.includes('action start')) verdict.check(body.state === 'ALLOCATING_DATABASE' && body.cloudServer.state === 'PENDING', 'accepted RSDB start not ALLOCATING_DATABASE/PENDING', what);
+  } else if (op.startsWith('environment')) {
+    verdict.check(ENVIRONMENT_STATES.has(body.state), 'environment state outside its lifecycle', what);
+    if (op.includes('action start')) verdict.check(body.state === 'ALLOCATING_DATABASE', 'accepted environment start not ALLOCATING_DATABASE', what);
+  }
+}
+
+/** Moves emulated time far past every schedule, so that every lifecycle has settled. */
+async function settle(call) {
+  const res = await call('POST', '/_emulator/clock/advance', { body: { ms: 24 * 3_600_000 } });
+  if (res.status !== 200) throw new Error(`clock advance answered ${res.status}: ${res.text}`);
+}
+
+/** After settling: every resource rests in a final state, and servers agree with their grids. */
+async function checkSettled(verdict, call) {
+  const lifecycles = (await call('GET', '/_emulator/lifecycles')).json;
+  for (const r of lifecycles.resources) verdict.check(r.isFinal && r.next === undefined, 'resource not settled after its schedule', () => JSON.stringify(r));
+  const servers = new Map((await call('GET', `${CLOUD}/cloudserver/`, { headers: AUTH })).json.map((s) => [s.id, s]));
+  verdict.check(servers.size === lifecycles.resources.filter((r) => r.kind === 'cloudServer').length, 'cloud-server list and lifecycles disagree', `${servers.size} listed`);
+  const current = new Set();
+  for (const id of RACE_GRIDS) {
+    const g = (await call('GET', `${CLOUD}/grid/${id}`, { headers: AUTH })).json;
+    verdict.check(FINAL_GRID_STATES.has(g.state), 'grid not final after settling', `${id}: ${g.state}`);
+    for (const member of g.cloudServers) {
+      current.add(member.id);
+      const state = servers.get(member.id)?.state;
+      const down = ['TERMINATED', 'TERMINATED_WITH_FAILURES', 'CANCELLED', 'ALLOCATE_FAILED'].includes(g.state);
+      const allowed = down ? ['TERMINATED', 'FAILED'] : ['RUNNING', 'BUSY', 'FAILED', 'TERMINATED'];
+      verdict.check(allowed.includes(state), `server of a ${down ? 'stopped' : 'running'} grid in a state it cannot rest in`, `grid ${id} ${g.state}, server ${member.id} ${state}`);
+    }
+  }
+  // A new deployment shuts down the servers of the one before.
+  for (const [id, s] of servers) {
+    if (!current.has(id)) verdict.check(s.state === 'TERMINATED', 'server of an old deployment still up', `server ${id} ${s.state}`);
+  }
+  return { servers: servers.size };
+}
+
+async function race() {
+  const work = mkdtempSync(join(tmpdir(), 'cloud-emulator-soak-'));
+  const verdict = new Verdict();
+  raceSeed(work);
+  // Lifecycles run at 1/200 of real durations: states change many times during the run.
+  const server = await startProcess({ env: { FIXTURES_DIR: work, TIME_SCALE: '0.005', RATE_LIMIT_MAX: '1000000000' } });
+  const { call, close } = client(server.port);
+  const counts = new Map();
+  try {
+    let serverIds = [];
+    let runningIds = [];
+    const refresh = async () => {
+      const res = await call('GET', `${CLOUD}/cloudserver/`, { headers: AUTH });
+      checkAnswer(verdict, 'cloudserver list', res);
+      if (res.status !== 200) return;
+      serverIds = res.json.map((s) => s.id);
+      runningIds = res.json.filter((s) => s.state === 'RUNNING').map((s) => s.id);
+    };
+    // Mostly servers that were RUNNING a moment ago, so that restarts race with terminations.
+    const someServer = () => (runningIds.length && Math.random() < 0.8 ? pick(runningIds) : pick(serverIds));
+    const ops = [
+      [14, () => ['grid action start', 'POST', `${CLOUD}/grid/${pick(RACE_GRIDS)}/action`, { action: 'start' }]],
+      // Rare next to everything else, so that grids get to run between terminations.
+      [0.1, () => ['grid action terminate', 'POST', `${CLOUD}/grid/${pick(RACE_GRIDS)}/action`, { action: 'terminate' }]],
+      [14, () => ['grid read', 'GET', `${CLOUD}/grid/${pick(RACE_GRIDS)}`]],
+      [3, () => ['grid list', 'GET', `${CLOUD}/grid/`]],
+      [10, () => serverIds.length && ['cloudserver action restart', 'POST', `${CLOUD}/cloudserver/${someServer()}/action`, { action: 'restart' }]],
+      [1, () => serverIds.length && ['cloudserver action terminate', 'POST', `${CLOUD}/cloudserver/${someServer()}/action`, { action: 'terminate' }]],
+      [10, () => serverIds.length && ['cloudserver read', 'GET', `${CLOUD}/cloudserver/${pick(serverIds)}`]],
+      [4, () => ['rsdb action start', 'POST', `${CLOUD}/rsdb/${pick(RACE_RSDBS)}/action`, { action: 'start' }]],
+      [0.2, () => ['rsdb action terminate', 'POST', `${CLOUD}/rsdb/${pick(RACE_RSDBS)}/action`, { action: 'terminate' }]],
+      [4, () => ['rsdb read', 'GET', `${CLOUD}/rsdb/${pick(RACE_RSDBS)}`]],
+      [4, () => ['environment action start', 'POST', `${CLOUD}/environment/${pick(RACE_ENVIRONMENTS)}/action`, { action: 'start' }]],
+      [0.2, () => ['environment action terminate', 'POST', `${CLOUD}/environment/${pick(RACE_ENVIRONMENTS)}/action`, { action: 'terminate' }]],
+      [4, () => ['environment read', 'GET', `${CLOUD}/environment/${pick(RACE_ENVIRONMENTS)}/`]],
+    ];
+    const total = ops.reduce((sum, [w]) => sum + w, 0);
+    const draw = () => {
+      let r = Math.random() * total;
+      for (const [w, make] of ops) if ((r -= w) < 0) return make();
+      return ops[0][1]();
+    };
+    log(`race: ${CLIENTS} clients for ${SECONDS} s ...`);
+    await refresh();
+    const requests = await loops(CLIENTS, SECONDS, async (i) => {
+      if (i === 0) {
+        await refresh();
+        await sleep(50);
+        return;
+      }
+      const op = draw();
+      if (!op) return;
+      const [name, method, path, body] = op;
+      const res = await call(method, path, { headers: AUTH, body });
+      const key = `${name} ${res.status}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+      checkAnswer(verdict, `${name} ${path}`, res);
+    });
+    log(`  ${requests} requests (${Math.round(requests / SECONDS)}/s): ${[...counts].sort().map(([k, n]) => `${k}: ${n}`).join(', ')}`);
+
+    // Everything stopped, time moved on: every resource rests where its lifecycle allows.
+    const bursts = { grid: RACE_GRIDS, rsdb: RACE_RSDBS, environment: RACE_ENVIRONMENTS };
+    const terminateAll = async () => {
+      for (const [kind, ids] of Object.entries(bursts)) {
+        for (const id of ids) checkAnswer(verdict, `${kind} action terminate`, await call('POST', `${CLOUD}/${kind}/${id}/action`, { headers: AUTH, body: { action: 'terminate' } }));
+      }
+    };
+    await terminateAll();
+    await settle(call);
+    const settled = await checkSettled(verdict, call);
+    log(`  settled: ${settled.servers} cloud servers, all resources final`);
+
+    // Bursts of simultaneous starts of one resource: exactly one is accepted.
+    const rounds = Math.max(3, Math.round(SECONDS / 6));
+    let burstCount = 0;
+    for (let round = 0; round < rounds; round++) {
+      for (const [kind, ids] of Object.entries(bursts)) {
+        for (const id of ids) {
+          // One fresh connection per request, all opened at once: the starts arrive together.
+          const answers = await Promise.all(
+            Array.from({ length: CLIENTS }, () => call('POST', `${CLOUD}/${kind}/${id}/action`, { headers: AUTH, body: { action: 'start' }, fresh: true })),
+          );
+          burstCount++;
+          const accepted = answers.filter((a) => a.status === 202).length;
+          const refused = answers.filter((a) => a.status === 400).length;
+          verdict.check(accepted === 1 && refused === CLIENTS - 1, `concurrent starts of one ${kind}: not exactly one accepted`, () => `${kind} ${id} round ${round}: ${accepted} accepted, ${refused} refused (${answers.find((a) => a.status === 400)?.json?.message}), others ${answers.filter((a) => a.status !== 202 && a.status !== 400).map((a) => a.status).join(',')}`);
+          for (const a of answers) checkAnswer(verdict, `${kind} action start`, a);
+        }
+      }
+      await terminateAll();
+      await settle(call);
+    }
+    await checkSettled(verdict, call);
+    log(`  ${burstCount} bursts of ${CLIENTS} simultaneous starts`);
+    verdict.check(server.child.exitCode === null, 'server exited during the run', server.stderr());
+  } finally {
+    close();
+    await server.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+  verdict.report('race');
+  return verdict.ok;
+}
+
+// ---------------------------------------------------------------------------------------------
+// memory: a sustained mixed load
+// ---------------------------------------------------------------------------------------------
+
+async function memory() {
+  const work = mkdtempSync(join(tmpdir(), 'cloud-emulator-soak-'));
+  const verdict = new Verdict();
+  writeSeed(work, { grids: 20, startedGrids: 20, serversPerGrid: 5, annotations: 5000, domains: 10, extraUsers: 20 });
+  // The default journal (1,000 requests) stays on, and every token and alert uid still gets a
+  // rate-limit window: both must stay bounded. The limit itself is raised so that the writes
+  // below are done rather than refused.
+  const server = await startProcess({ env: { FIXTURES_DIR: work, TIME_SCALE: '0.02', RATE_LIMIT_MAX: '1000000000' } });
+  const { call, close } = client(server.port);
+  const samples = [];
+  const warmup = Math.min(20, SECONDS / 3);
+  try {
+    const statuses = new Map();
+    const count = (name, res) => {
+      const key = `${name} ${res.status}`;
+      statuses.set(key, (statuses.get(key) ?? 0) + 1);
+      verdict.check(res.status > 0 && res.status < 500, '5xx or network error', () => `${name}: ${res.status} ${(res.text ?? res.error ?? '').slice(0, 200)}`);
+      return res;
+    };
+    const ops = [
+      async () => count('grid read', await call('GET', `${CLOUD}/grid/${100_001 + Math.floor(Math.random() * 20)}`, { headers: AUTH })),
+      async () => count('cloudserver list', await call('GET', `${CLOUD}/cloudserver/`, { headers: AUTH })),
+      async () => count('annotation list', await call('GET', `${ANNOTATIONS}?date-start=${Date.UTC(2026, 0, 1) + Math.floor(Math.random() * 4000) * 60_000}&domain=9001`, { headers: AUTH })),
+      async () => {
+        // Created, changed and deleted again: the load leaves the state as it found it.
+        const res = count('annotation create', await call('POST', ANNOTATIONS, { headers: AUTH, body: { title: 'Soak', text: 'x'.repeat(200), start: Date.UTC(2026, 5, 1), domainIds: [9001] } }));
+        if (res.status !== 200) return;
+        count('annotation update', await call('PUT', `${ANNOTATIONS}/${res.json.id}`, { headers: AUTH, body: { text: 'changed' } }));
+        count('annotation delete', await call('DELETE', `${ANNOTATIONS}/${res.json.id}`, { headers: AUTH }));
+      },
+      async () => {
+        // A session per call, logged out again: one new rate-limit key each time.
+        const user = Math.floor(Math.random() * 20);
+        const login = count('log-in', await call('PUT', `${REPO}/Tokens`, { body: { userName: `user${user}@example.com`, password: `pw${user}` } }));
+        if (login.status !== 200) return;
+        const headers = { 'x-auth-token': login.json.token };
+        count('annotation list (new session)', await call('GET', `${ANNOTATIONS}?date-start=${Date.UTC(2026, 0, 3)}&date-end=${Date.UTC(2026, 0, 3, 2)}`, { headers }));
+        count('log-out', await call('DELETE', `${REPO}/Tokens/${login.json.token}`));
+      },
+      async () => count('alert fire', await call('POST', `${ALERTS}/bench-alert/fire`, { body: { message: 'm', subject: 's' } })),
+      async () => count('alert clear', await call('POST', `${ALERTS}/bench-alert/clear`)),
+      // Unknown alert uids and tokens: each one a rate-limit key, each a refusal.
+      async () => count('alert unknown uid', await call('POST', `${ALERTS}/uid-${Math.random().toString(36).slice(2)}/fire`)),
+      async () => count('bad token', await call('GET', `${CLOUD}/grid/`, { headers: { 'x-auth-token': Math.random().toString(36) } })),
+      async () => count('unknown path', await call('GET', `${CLOUD}/nothing/${Math.random().toString(36).slice(2)}`, { headers: AUTH })),
+      async () => count('bad body', await call('POST', ANNOTATIONS, { headers: AUTH, body: '{"title":' })),
+      async () => count('journal', await call('GET', '/_emulator/journal?limit=50')),
+    ];
+    const sampler = setInterval(() => {
+      try {
+        samples.push({ t: performance.now(), rss: rssMiB(server.pid) });
+      } catch {
+        // The process is gone; the checks below say so.
+      }
+    }, 1000);
+    const t0 = performance.now();
+    log(`memory: ${CLIENTS} clients for ${SECONDS} s of mixed load (warm-up ${warmup} s) ...`);
+    const requests = await loops(CLIENTS, SECONDS, async () => {
+      await pick(ops)();
+    });
+    clearInterval(sampler);
+    log(`  ${requests} operations (${Math.round(requests / SECONDS)}/s): ${[...statuses].sort().map(([k, n]) => `${k}: ${n}`).join(', ')}`);
+    const after = samples.filter((s) => s.t - t0 >= warmup * 1000);
+    verdict.check(after.length >= 6, 'too few memory samples after warm-up', `${after.length}`);
+    if (after.length >= 6) {
+      // Medians of the first and the last samples after warm-up, so that one collection does not decide.
+      const head = median(after.slice(0, 5).map((s) => s.rss));
+      const tail = median(after.slice(-5).map((s) => s.rss));
+      const growth = (tail - head) / head;
+      log(`  RSS after warm-up ${head.toFixed(1)} MiB, at the end ${tail.toFixed(1)} MiB: ${(growth * 100).toFixed(1)}% (peak ${Math.max(...samples.map((s) => s.rss)).toFixed(1)} MiB)`);
+      verdict.check(growth < 0.1, 'RSS grew by 10% or more after warm-up', `${head.toFixed(1)} -> ${tail.toFixed(1)} MiB`);
+    }
+    const journal = (await call('GET', '/_emulator/journal')).json;
+    verdict.check(journal.entries.length <= journal.size, 'journal holds more than its size', `${journal.entries.length} > ${journal.size}`);
+    verdict.check(server.child.exitCode === null, 'server exited during the run', server.stderr());
+  } finally {
+    close();
+    await server.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+  verdict.report('memory');
+  return verdict.ok;
+}
+
+// ---------------------------------------------------------------------------------------------
+// kill: kill -9 during writes, with a state file
+// ---------------------------------------------------------------------------------------------
+
+/** The annotation ids in a state file's text, or an error if it does not parse. */
+function annotationIdsOf(text) {
+  const state = JSON.parse(text);
+  return new Set(state.annotations.map((a) => a.id));
+}
+
+async function kill() {
+  const work = mkdtempSync(join(tmpdir(), 'cloud-emulator-soak-'));
+  const verdict = new Verdict();
+  const fixtures = join(work, 'fixtures');
+  mkdirSync(fixtures);
+  writeSeed(fixtures, { grids: 3, startedGrids: 0, annotations: 10, domains: 2 });
+  const seeded = new Set(Array.from({ length: 10 }, (_, i) => FIRST_ANNOTATION_ID + i));
+  const stateDir = join(work, 'state');
+  mkdirSync(stateDir);
+  const stateFile = join(stateDir, 'state.json');
+  const env = { FIXTURES_DIR: fixtures, STATE_FILE: stateFile, STATE_FLUSH_INTERVAL_MS: String(FLUSH_MS), RATE_LIMIT_MAX: '1000000000', TIME_SCALE: '0.05' };
+  const WRITERS = 2;
+  /** Annotations the server acknowledged (200 with an id) and that are still expected to exist. */
+  let acked = [];
+  /** The annotation ids of the last whole state file read before the kill. */
+  let lastFlush = new Set();
+  let killedAt = 0;
+  const lossWindows = [];
+  let flushesSeen = 0;
+  let survived = 0;
+  log(`kill: ${KILLS} kill -9 during writes, state file flushed every ${FLUSH_MS} ms ...`);
+  try {
+    for (let round = 0; round <= KILLS; round++) {
+      let server;
+      try {
+        server = await startProcess({ env });
+      } catch (err) {
+        verdict.fail('the server did not start on the state file', String(err.message).slice(0, 400));
+        break;
+      }
+      const { call, close } = client(server.port, WRITERS + 2);
+      // What the restart loaded: the last flush before the kill, or a later one.
+      const loaded = new Set((await call('GET', '/_emulator/state')).json.annotations.map((a) => a.id));
+      if (round > 0) {
+        const missing = [...lastFlush].filter((id) => !loaded.has(id));
+        verdict.check(missing.length === 0, 'an annotation in the last completed flush was lost', () => `after kill ${round}: ${missing.length} missing, e.g. ${missing.slice(0, 5).join(', ')}`);
+        // The state is written as a whole: what was kept is every write up to some point.
+        const maxKept = Math.max(0, ...acked.filter((a) => loaded.has(a.id)).map((a) => a.id));
+        const holes = acked.filter((a) => a.id < maxKept && !loaded.has(a.id));
+        verdict.check(holes.length === 0, 'a hole: an acknowledged write lost while a later one was kept', () => `after kill ${round}: ${holes.map((h) => h.id).slice(0, 5).join(', ')}`);
+        // Beyond the acknowledged writes, at most the ones in flight at the kill.
+        const known = new Set(acked.map((a) => a.id));
+        const unacknowledged = [...loaded].filter((id) => !seeded.has(id) && !known.has(id));
+        verdict.check(unacknowledged.length <= WRITERS, 'annotations that no acknowledged or in-flight write explains', () => unacknowledged.slice(0, 5).join(', '));
+        const lost = acked.filter((a) => !loaded.has(a.id));
+        if (lost.length) lossWindows.push(killedAt - Math.min(...lost.map((a) => a.at)));
+        // Lost writes are gone for good; kept in-flight ones now exist.
+        acked = [...acked.filter((a) => loaded.has(a.id)), ...unacknowledged.map((id) => ({ id, at: killedAt }))];
+        survived = acked.length;
+      }
+      if (round === KILLS) {
+        close();
+        await server.stop();
+        break;
+      }
+
+      let stop = false;
+      let lastText = '';
+      lastFlush = new Set(loaded);
+      const watcher = (async () => {
+        while (!stop) {
+          try {
+            const text = readFileSync(stateFile, 'utf8');
+            if (text !== lastText) {
+              // The file is replaced by a rename: a reader sees a whole flush or the one before.
+              lastFlush = annotationIdsOf(text);
+              lastText = text;
+              flushesSeen++;
+            }
+          } catch (err) {
+            verdict.fail('the state file could not be read or parsed during writes', err.message);
+          }
+          await sleep(5);
+        }
+      })();
+      const writer = async (w) => {
+        while (!stop) {
+          const res = await call('POST', ANNOTATIONS, { headers: AUTH, body: { title: `Round ${round} writer ${w}`, text: 'persisted?', start: Date.UTC(2026, 6, 1) } });
+          if (res.status === 200) acked.push({ id: res.json.id, at: performance.now() });
+          else if (res.status !== 0) verdict.fail('annotation write refused', `${res.status} ${res.text?.slice(0, 200)}`);
+        }
+      };
+      // Other writes beside them, so that the flushed state changes in every section.
+      const actor = async () => {
+        while (!stop) {
+          await call('POST', `${CLOUD}/grid/${100_001 + Math.floor(Math.random() * 3)}/action`, { headers: AUTH, body: { action: pick(['start', 'terminate']) } });
+          await call('POST', `${ALERTS}/bench-alert/fire`);
+        }
+      };
+      const running = [...Array.from({ length: WRITERS }, (_, w) => writer(w)), actor()];
+      await sleep(200 + Math.random() * 1300);
+      server.child.kill('SIGKILL');
+      killedAt = performance.now();
+      await server.exit;
+      stop = true;
+      await Promise.all(running);
+      await watcher;
+      close();
+      // The file the next start reads must parse as a whole state.
+      try {
+        annotationIdsOf(readFileSync(stateFile, 'utf8'));
+      } catch (err) {
+        verdict.fail('the state file does not parse after kill -9', err.message);
+      }
+    }
+    const leftovers = readdirSync(stateDir).filter((n) => n !== 'state.json');
+    log(`  ${survived} acknowledged annotations kept over ${KILLS} kills; ${flushesSeen} flushes seen; temporary files left by kills: ${leftovers.length}`);
+    if (lossWindows.length) log(`  writes lost at a kill had been acknowledged at most ${Math.round(Math.max(...lossWindows))} ms before it (median ${Math.round(median(lossWindows))} ms)`);
+    else log('  no acknowledged write was lost');
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  verdict.report('kill');
+  return verdict.ok;
+}
+
+const results = [];
+if (PARTS.has('race')) results.push(await race());
+if (PARTS.has('memory')) results.push(await memory());
+if (PARTS.has('kill')) results.push(await kill());
+process.exit(results.every(Boolean) ? 0 : 1);
