@@ -117,7 +117,7 @@ class ApiFailure extends Error {
 
 const auth = {
   token: sessionStorage.getItem('ce.token'),
-  user: sessionStorage.getItem('ce.user'),
+  user: sessionStorage.getItem('ce.user') || null,
   /** Kept in memory only, to sign in again after a reset drops the session. */
   credentials: DEMO_USER,
   admin: sessionStorage.getItem('ce.admin'),
@@ -174,12 +174,17 @@ async function api(method, path, { body, query, retried = false } = {}) {
   throw new ApiFailure(response.status, message, method, path);
 }
 
+/** `user` null: signed in with a token typed in, whose user the page does not know. */
 function rememberSession(token, user) {
   auth.token = token;
   auth.user = user;
   sessionStorage.setItem('ce.token', token);
-  sessionStorage.setItem('ce.user', user);
-  $('#who').textContent = `signed in as ${user}`;
+  sessionStorage.setItem('ce.user', user ?? '');
+  showUser();
+}
+
+function showUser() {
+  $('#who').textContent = auth.user ? `signed in as ${auth.user}` : 'signed in with a session token';
 }
 
 let signingIn = null;
@@ -204,32 +209,40 @@ function signIn() {
   return signingIn;
 }
 
-/** Shows a dialog until `submit` accepts what was typed (returns nothing) or explains why not (returns text). */
-function dialogUntil(dialog, form, errorEl, message, submit) {
+/**
+ * Shows a dialog until `submit` accepts what was typed (it returns nothing) or explains why
+ * not (it returns the text to show). Resolves true once accepted; false if the user escaped a
+ * `cancellable` one. Without a token the page can do nothing, so the others cannot be escaped.
+ */
+function dialogUntil(dialog, form, errorEl, message, submit, { cancellable = false } = {}) {
   return new Promise((resolve) => {
     errorEl.hidden = !message;
     errorEl.textContent = message;
+    const finish = (accepted) => {
+      form.removeEventListener('submit', onSubmit);
+      dialog.removeEventListener('cancel', onCancel);
+      dialog.close();
+      resolve(accepted);
+    };
     const onSubmit = async (event) => {
       event.preventDefault();
       const problem = await submit(new FormData(form));
-      if (problem) {
-        errorEl.hidden = false;
-        errorEl.textContent = problem;
-        return;
-      }
-      form.removeEventListener('submit', onSubmit);
-      dialog.close();
-      resolve();
+      if (!problem) return finish(true);
+      errorEl.hidden = false;
+      errorEl.textContent = problem;
+    };
+    const onCancel = (event) => {
+      event.preventDefault();
+      if (cancellable) finish(false);
     };
     form.addEventListener('submit', onSubmit);
-    // Escape would leave the page without a token; the dialog stays until it has one.
-    dialog.addEventListener('cancel', (event) => event.preventDefault());
+    dialog.addEventListener('cancel', onCancel);
     if (!dialog.open) dialog.showModal();
     form.querySelector('input')?.focus();
   });
 }
 
-function askCredentials(message) {
+function askCredentials(message, options) {
   const dialog = $('#login');
   const form = $('#login-form');
   return dialogUntil(dialog, form, $('#login-error'), message, async (data) => {
@@ -240,7 +253,8 @@ function askCredentials(message) {
       // A token is checked with a cheap authenticated read.
       const response = await fetch(new URL(`${REPO}/Objects/domain?name=`, ROOT), { headers: { 'x-auth-token': token } }).catch(() => null);
       if (!response?.ok) return 'that token is not valid';
-      rememberSession(token, 'a session token');
+      auth.credentials = null;
+      rememberSession(token, null);
       return undefined;
     }
     if (!userName) return 'give a user name and password, or a token';
@@ -255,7 +269,7 @@ function askCredentials(message) {
     auth.credentials = { userName, password };
     rememberSession(body.token, userName);
     return undefined;
-  });
+  }, options);
 }
 
 let askingAdmin = null;
@@ -362,7 +376,14 @@ let timer = null;
 let catalogNeeded = true;
 let catalogRetryAt = 0;
 
+/** Set when a refresh is asked for during a poll: that poll's answers may predate the change. */
+let again = false;
+
 function refreshSoon() {
+  if (ticking) {
+    again = true;
+    return;
+  }
   clearTimeout(timer);
   timer = setTimeout(tick, 30);
 }
@@ -388,7 +409,8 @@ async function tick() {
     }
   } finally {
     ticking = false;
-    timer = setTimeout(tick, POLL_MS);
+    timer = setTimeout(tick, again ? 30 : POLL_MS);
+    again = false;
   }
 }
 
@@ -484,12 +506,10 @@ async function readChangedResources() {
   }
   for (const kind of KINDS) {
     for (const id of model.views[kind].keys()) if (!positions.has(positionKey(kind, id))) model.views[kind].delete(id);
-    for (const id of positions.keys()) {
-      const [k, raw] = id.split(':');
-      if (k === kind && !model.names[kind].has(Number(raw))) catalogNeeded = true;
-    }
   }
-  const paths = {
+  // A resource the repository did not list when the page read it (an import added it).
+  for (const { kind, id } of positions.values()) if (model.names[kind] && !model.names[kind].has(id)) catalogNeeded = true;
+  const readPath = {
     grid: (id) => `${CLOUD}/grid/${id}`,
     environment: (id) => `${CLOUD}/environment/${id}/`,
     rsdb: (id) => `${CLOUD}/rsdb/${id}`,
@@ -502,7 +522,7 @@ async function readChangedResources() {
       if ((retryAt.get(key) ?? 0) > now) return;
       let view;
       try {
-        view = await api('GET', paths[kind](id));
+        view = await api('GET', readPath[kind](id));
       } catch (err) {
         retryAt.set(key, now + RETRY_MS);
         throw err;
@@ -546,9 +566,9 @@ async function maybeReloadAnnotations(marks) {
 
 async function reloadAnnotations() {
   const domain = $('#ann-domain').value;
-  const window = Number($('#ann-window').value || 0);
+  const span = Number($('#ann-window').value || 0);
   const now = emulatedNow() || model.clock?.now || 0;
-  const data = await api('GET', ANNOTATIONS, { query: { domain, ...(window ? { 'date-start': Math.floor(now - window) } : {}) } });
+  const data = await api('GET', ANNOTATIONS, { query: { domain, ...(span ? { 'date-start': Math.floor(now - span) } : {}) } });
   // ANNOTATIONS_LIST_WRAPPED answers the real service's {"annotations": [...]}.
   model.annotations = Array.isArray(data) ? data : (data?.annotations ?? []);
   model.annotationsReadAt = performance.now();
@@ -668,12 +688,18 @@ function cardFrame(kind, id, { outcomes, extraActions = [] }) {
   const base = `${CLOUD}/${kind}/${id}/action`;
   const start = button('start', () =>
     act(async () => {
-      if (outcome?.value) {
-        await api('PUT', `${CONTROL}/lifecycles/${kind}/${id}/next-start`, { body: { outcome: outcome.value } });
+      const chosen = outcome?.value;
+      const nextStart = `${CONTROL}/lifecycles/${kind}/${id}/next-start`;
+      if (chosen) await api('PUT', nextStart, { body: { outcome: chosen } });
+      try {
+        const result = await api('POST', base, { body: { action: 'start' } });
+        if (outcome) outcome.value = '';
+        return result;
+      } catch (err) {
+        // The outcome was for this start only: a refused start must not leave it for a later one.
+        if (chosen) await api('DELETE', nextStart).catch(() => undefined);
+        throw err;
       }
-      const result = await api('POST', base, { body: { action: 'start' } });
-      if (outcome) outcome.value = '';
-      return result;
     }),
   { class: 'primary', name: 'start' });
   const terminate = button('terminate', () => act(() => api('POST', base, { body: { action: 'terminate' } })), { class: 'danger', name: 'terminate' });
@@ -736,16 +762,16 @@ function gridCard(id) {
   // -1: not drawn yet. A grid that already has servers when the page opens stays folded.
   let shownServers = -1;
   const serversBox = h(
-      'details',
-      { class: 'servers' },
-      h('summary', {}, 'cloud servers ', serverCount),
-      h(
-        'table',
-        { class: 'table servers' },
-        h('thead', {}, h('tr', {}, ...['id', 'name', 'state', 'public host', 'location', ''].map((t) => h('th', {}, t)))),
-        servers,
-      ),
-    );
+    'details',
+    { class: 'servers' },
+    h('summary', {}, 'cloud servers ', serverCount),
+    h(
+      'table',
+      { class: 'table servers' },
+      h('thead', {}, h('tr', {}, ...['id', 'name', 'state', 'public host', 'location', ''].map((t) => h('th', {}, t)))),
+      servers,
+    ),
+  );
   frame.el.append(
     serversBox,
     h('details', { class: 'journal' }, h('summary', {}, 'journal ', journalCount), journal),
@@ -780,6 +806,8 @@ function gridCard(id) {
       const entries = view?.journalEntries ?? [];
       journalCount.textContent = `(${entries.length})`;
       journal.replaceChildren(...entries.map((e) => h('li', { class: e.type }, h('b', {}, e.type), ' ', e.text)));
+      // Oldest first, like a log: keep the newest line in view.
+      journal.scrollTop = journal.scrollHeight;
       stats.replaceChildren(statistics(view?.statistics));
     },
   };
@@ -871,7 +899,9 @@ function environmentCard(id) {
       externally.disabled = position.state !== 'RUNNING';
       frame.parts.meta.replaceChildren(
         ...[
-          view?.url ? h('span', {}, 'url ', h('a', { href: view.url, target: '_blank', rel: 'noreferrer' }, view.url)) : null,
+          view?.url
+            ? h('span', {}, 'url ', /^https?:\/\//.test(view.url) ? h('a', { href: view.url, target: '_blank', rel: 'noreferrer' }, view.url) : h('b', {}, view.url))
+            : null,
           fact('database', view?.databaseInstance?.publicHostName),
           fact('main', view?.mainInstance?.publicHostName),
           fact('last launched', view?.lastLaunched),
@@ -1375,12 +1405,11 @@ function wireSession() {
       return result;
     }, (r) => `imported ${file.name}: ${Object.entries(r.counts).filter(([, n]) => n).map(([k, n]) => `${n} ${k}`).join(', ')}`);
   });
-  $('#who').addEventListener('click', () => {
-    auth.token = null;
-    askCredentials('').then(() => {
+  $('#who').addEventListener('click', async () => {
+    if (await askCredentials('', { cancellable: true })) {
       forgetEverything();
       refreshSoon();
-    });
+    }
   });
 }
 
@@ -1391,7 +1420,7 @@ async function main() {
   wireJournal();
   wireSession();
   resetAnnotationForm();
-  if (auth.user && auth.token) $('#who').textContent = `signed in as ${auth.user}`;
+  if (auth.token) showUser();
   setInterval(drawClock, 250);
   document.addEventListener('visibilitychange', () => !document.hidden && refreshSoon());
   await tick();
