@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1
 # The emulator as a small image: compiled JavaScript, production dependencies, demo fixtures.
 #   docker build -t cloud-emulator .
 #   docker run --rm -p 8080:8080 cloud-emulator
@@ -32,8 +31,8 @@ COPY package.json ./
 COPY fixtures ./fixtures
 # A writable place for STATE_FILE (e.g. STATE_FILE=/data/state.json with a volume on /data).
 # Plain node, because a minimal base image may have no mkdir or chown.
+# (No VOLUME instruction: it would leave an anonymous volume behind every run.)
 RUN node -e "require('fs').mkdirSync('/data',{recursive:true});require('fs').chownSync('/data',1000,1000)"
-VOLUME ["/data"]
 USER node
 EXPOSE 8080
 # Needs no curl or wget: Node's own fetch asks the emulator whether it is up.

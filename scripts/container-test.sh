@@ -57,7 +57,7 @@ COMPOSE_ENV=()
 
 cleanup() {
   set +e
-  for c in "$NAME" "$NAME-state" "$NAME-state2"; do "$ENGINE" rm -f "$c" >/dev/null 2>&1; done
+  for c in "$NAME" "$NAME-state" "$NAME-state2"; do "$ENGINE" rm -f -v "$c" >/dev/null 2>&1; done
   if [[ ${#COMPOSE_ENV[@]} -gt 0 ]]; then env "${COMPOSE_ENV[@]}" "${COMPOSE[@]}" -p "$PROJECT" -f docker-compose.yml down >/dev/null 2>&1; fi
   [[ ${KEEP_IMAGE:-} == 1 ]] || "$ENGINE" rmi -f "$TAG" >/dev/null 2>&1
   rm -rf "$WORK"
@@ -188,7 +188,7 @@ grep -q 'persisted by SIGTERM' "$WORK/data/state.json" 2>/dev/null || die "STATE
 state_run "$NAME-state2"
 status=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -H 'X-Auth-Token: demo-token' "http://127.0.0.1:$PORT2/concerto/mpulse/api/annotations/v1/$id")
 [[ $status == 200 ]] || die "the annotation did not survive a restart with STATE_FILE (GET -> $status)"
-"$ENGINE" rm -f "$NAME-state" "$NAME-state2" >/dev/null
+"$ENGINE" rm -f -v "$NAME-state" "$NAME-state2" >/dev/null
 log "STATE_FILE: flushed on SIGTERM and loaded on the next start"
 
 # --- docker-compose.yml -------------------------------------------------------------------
