@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
+import { ErrorBodySchema } from './core/errors.js';
 import type { Config } from './config.js';
 import { version } from './options.js';
 
@@ -16,15 +17,11 @@ const TOKEN_PREFIXES = [
 const ALERTS_PREFIX = '/concerto/mpulse/api/alerts/';
 const CONTROL_PREFIX = '/_emulator/';
 
-/** The error body every status this document does not list answers with. */
-const ErrorBodyComponent = Type.Object(
-  {
-    statusCode: Type.Integer(),
-    error: Type.String({ description: 'HTTP reason phrase' }),
-    message: Type.String({ description: 'what was wrong' }),
-  },
-  { additionalProperties: true },
-);
+/**
+ * The error body every status this document does not list answers with. Its `$id` is left
+ * out: in the document it is a component, referenced by path.
+ */
+const { $id: _unused, ...ErrorBodyComponent } = ErrorBodySchema;
 
 type Operation = { responses?: Record<string, unknown>; security?: unknown[] };
 

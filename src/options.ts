@@ -88,9 +88,10 @@ export function displayDefault(setting: SettingInfo): string {
   return String(setting.default);
 }
 
+let packageVersion: string | undefined;
 export function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
+  packageVersion ??= (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  return packageVersion;
 }
 
 /** The --help text, built from SETTINGS so that it lists every option there is. */
