@@ -121,14 +121,20 @@ export const strictValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema
   const checker = TypeCompiler.Compile(schema);
   const convert = httpPart !== 'body';
   return (data: unknown) => {
-    // The parsed request is this request's own copy, so filling defaults in place is safe.
-    let value = convert ? Value.Convert(schema, data) : data;
-    if (value !== undefined) value = Value.Default(schema, value);
-    if (checker.Check(value)) return { value };
-    const first = checker.Errors(value).First();
-    const error = first
-      ? toAjvError(innermost(first))
-      : { keyword: 'type', instancePath: '', schemaPath: '', params: {}, message: 'is invalid' };
-    return { error: [error] };
+    try {
+      // The parsed request is this request's own copy, so filling defaults in place is safe.
+      let value = convert ? Value.Convert(schema, data) : data;
+      if (value !== undefined) value = Value.Default(schema, value);
+      if (checker.Check(value)) return { value };
+      const first = checker.Errors(value).First();
+      const error = first
+        ? toAjvError(innermost(first))
+        : { keyword: 'type', instancePath: '', schemaPath: '', params: {}, message: 'is invalid' };
+      return { error: [error] };
+    } catch (err) {
+      // Converting, filling and checking recurse: a body nested thousands deep overflows the stack.
+      if (!(err instanceof RangeError)) throw err;
+      return { error: [{ keyword: 'type', instancePath: '', schemaPath: '', params: {}, message: 'is nested too deeply' }] };
+    }
   };
 };
