@@ -59,13 +59,15 @@ export async function waitUntil(what: string, check: () => Promise<boolean>, tim
   throw new Error(`timed out waiting until ${what}`);
 }
 
-/** Collects what went wrong inside the page: uncaught errors and console errors. */
+/** Collects what went wrong inside the page: uncaught errors, console errors and the page's error notes. */
 export function watchPageErrors(page: Page): string[] {
   const problems: string[] = [];
   page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
   page.on('console', (msg) => {
     // The browser logs every 4xx/5xx answer; the page shows those itself, on purpose.
     if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource')) problems.push(`console error: ${msg.text()}`);
+    // The page's own error notes.
+    if (msg.type() === 'warning') problems.push(`note: ${msg.text()}`);
   });
   return problems;
 }

@@ -92,6 +92,8 @@ function notifyOnce(text) {
 }
 
 function toast(text, kind = 'info') {
+  // Also in the browser's console, where a developer (or a test) looks for what went wrong.
+  if (kind === 'error') console.warn(text);
   const el = h('div', { class: `toast ${kind}` }, text);
   $('#toasts').append(el);
   setTimeout(() => el.remove(), kind === 'error' ? 8000 : 3500);
@@ -499,7 +501,7 @@ async function readChangedResources() {
     if (kind === 'cloudServer') {
       const grid = model.serverGrid.get(id);
       if (grid !== undefined) due.grid.add(grid);
-      else for (const [gridId, p] of positions) if (p.kind === 'grid' && p.state !== 'LOADED') due.grid.add(gridId);
+      else for (const p of positions.values()) if (p.kind === 'grid' && p.state !== 'LOADED') due.grid.add(p.id);
       continue;
     }
     if (due[kind]) due[kind].add(id);
