@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import net from 'node:net';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { AUTH, TEST_TOKEN, authSeed, makeApp } from './helpers/app.js';
 import { parseState, type State } from '../src/state.js';
@@ -457,5 +458,43 @@ describe('hostile input, on every documented route', () => {
     });
     expect(created.statusCode).toBe(400);
     expectNoPollution();
+  });
+
+  it('answers broken HTTP on a raw socket with the JSON error body, and keeps serving', async () => {
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (app.server.address() as net.AddressInfo).port;
+    const send = (data: string | Buffer) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = net.connect(port, '127.0.0.1', () => socket.end(data));
+        const chunks: Buffer[] = [];
+        socket.on('data', (c) => chunks.push(c));
+        socket.on('error', reject);
+        socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+      });
+    const head = (line: string, headers = '') => `${line}\r\nHost: x\r\n${headers}Connection: close\r\n\r\n`;
+    const post = `POST ${ANNOTATIONS} HTTP/1.1`;
+    const json = 'X-Auth-Token: test-token\r\nContent-Type: application/json\r\n';
+    const cases: Array<[string, string | Buffer, number]> = [
+      ['garbage instead of a request line', 'HELLO\r\n\r\n', 400],
+      ['an unknown method', head('FOO /_emulator/health HTTP/1.1'), 400],
+      ['a control character in a header', head('GET /_emulator/health HTTP/1.1', 'X-Request-Id: a\x7fb\r\n'), 400],
+      ['headers larger than 16 KiB', head('GET /_emulator/health HTTP/1.1', `X-Big: ${'a'.repeat(20_000)}\r\n`), 431],
+      ['a URL larger than 16 KiB', head(`GET /${'a'.repeat(20_000)} HTTP/1.1`), 431],
+      ['broken chunked encoding', `${head(post, `${json}Transfer-Encoding: chunked\r\n`)}zz\r\n{}\r\n0\r\n\r\n`, 400],
+      ['Content-Length and chunked together', `${head(post, `${json}Content-Length: 4\r\nTransfer-Encoding: chunked\r\n`)}0\r\n\r\n`, 400],
+      ['a body shorter than its Content-Length', `${head(post, `${json}Content-Length: 100\r\n`)}{"title":"x"}`, 400],
+      ['a body longer than its Content-Length', `${head(post, `${json}Content-Length: 5\r\n`)}{"title":"x","start":1,"text":"t"}`, 400],
+    ];
+    for (const [what, data, status] of cases) {
+      const answer = await send(data);
+      expect(answer.split('\r\n')[0], what).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+      const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
+      expect(Object.keys(body).sort(), what).toEqual(['error', 'message', 'statusCode']);
+      expect(body.statusCode, what).toBe(status);
+    }
+    // Bytes that are not ASCII in a header are taken as they come, not a failure.
+    const latin1 = await send(Buffer.concat([Buffer.from('GET /_emulator/health HTTP/1.1\r\nHost: x\r\nX-Request-Id: '), Buffer.from([0xff, 0xe9]), Buffer.from('\r\nConnection: close\r\n\r\n')]));
+    expect(latin1.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+    await expectStillServing();
   });
 });
