@@ -6,7 +6,12 @@ import { HAVE_CHROMIUM, SKIP_REASON, launchBrowser, serve, serveDemo, waitForTex
 
 // The whole demo a newcomer runs, driven through the page in a real browser: one browser,
 // one emulator on a frozen clock that only the page's own buttons move.
-const SCREENSHOT = new URL('../../docs/screenshot-dashboard.png', import.meta.url).pathname;
+// The picture in the docs changes only when asked (npm run screenshot); every run writes one
+// under test-results/ to look at.
+const SCREENSHOT = new URL(
+  process.env.UPDATE_SCREENSHOTS ? '../../docs/screenshot-dashboard.png' : '../../test-results/screenshot-dashboard.png',
+  import.meta.url,
+).pathname;
 const CLOUD = '/concerto/services/rest/CloudService/v1';
 const TOKEN = { 'x-auth-token': 'demo-token' };
 
@@ -126,7 +131,10 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     await marker.waitFor();
     expect(await marker.getAttribute('class')).toContain('point');
 
-    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.evaluate(() => {
+      window.scrollTo(0, 0);
+      document.querySelector('#toasts')?.replaceChildren();
+    });
     await page.screenshot({ path: SCREENSHOT, fullPage: false });
     expect(readFileSync(SCREENSHOT).subarray(1, 4).toString()).toBe('PNG');
   });

@@ -465,6 +465,8 @@ async function poll() {
   renderAlerts();
   renderFaults();
   renderJournal();
+  // The axis's now line follows the clock (not while a keyboard user is on an annotation).
+  if (model.clock.now !== axisDrawnAt && !$('#ann-axis').contains(document.activeElement)) drawAxis();
 }
 
 /** Names of the grids, environments and RSDBs, from the Repository service, and the domains. */
@@ -1094,10 +1096,14 @@ function tickStep(span) {
 }
 
 /** Ranges as bars, points as markers, on lanes so that nothing overlaps; the emulator's now as a line. */
+/** Emulated time of the last drawing of the axis. */
+let axisDrawnAt = 0;
+
 function drawAxis() {
   const container = $('#ann-axis');
   const width = Math.max(320, container.clientWidth);
   const now = emulatedNow();
+  axisDrawnAt = model.clock?.now ?? 0;
   const list = model.annotations;
   const windowMs = Number($('#ann-window').value || 0);
   let from;
@@ -1201,7 +1207,8 @@ function resetAnnotationForm() {
   const form = annotationForm();
   form.reset();
   form.elements.id.value = '';
-  form.elements.start.value = toLocalInput(emulatedNow() || Date.UTC(2026, 0, 1));
+  // Before the first poll the emulator's time is not known yet; main() fills it in then.
+  form.elements.start.value = model.clock ? toLocalInput(emulatedNow()) : '';
   $('#ann-form-title').textContent = 'Add an annotation';
   $('#ann-save').textContent = 'add';
   $('#ann-delete').hidden = true;
