@@ -45,8 +45,9 @@ export const AnnotationSeedSchema = Type.Object(
   {
     additionalProperties: false,
     // For editors: exactly one form of start, at most one of end. The store checks it too.
-    oneOf: [{ required: ['start'] }, { required: ['startAgoMs'] }],
-    not: { required: ['end', 'endAgoMs'] },
+    // `type` on each sub-schema keeps Ajv's strict mode quiet when the schema is compiled.
+    oneOf: [{ type: 'object', required: ['start'] }, { type: 'object', required: ['startAgoMs'] }],
+    not: { type: 'object', required: ['end', 'endAgoMs'] },
   },
 );
 export type AnnotationSeed = Static<typeof AnnotationSeedSchema>;
