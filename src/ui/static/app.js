@@ -14,7 +14,6 @@ const CONTROL = '_emulator';
 const POLL_MS = 1000;
 const DEMO_USER = { userName: 'demo@example.com', password: 'demo' };
 const KINDS = ['grid', 'environment', 'rsdb'];
-const REPOSITORY_TYPE = { grid: 'grid', environment: 'testenvironment', rsdb: 'rsdb' };
 
 // ---------------------------------------------------------------------------------------
 // Small DOM helpers
