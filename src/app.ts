@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { loadConfig, type Config } from './config.js';
 import { EmulatorClock, type ControllableClock } from './core/clock.js';
 import { installErrorHandling, sendError } from './core/errors.js';
+import { strictValidatorCompiler } from './core/validation.js';
 import { Emulator } from './emulator.js';
 import { emptyState, type State } from './state.js';
 import { installAuthGuard } from './auth/guard.js';
@@ -68,6 +69,8 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('emulator', emulator);
+  // Bodies are taken exactly as sent (no coercion, no silently dropped fields) on every route.
+  app.setValidatorCompiler(strictValidatorCompiler);
   installErrorHandling(app, { unsupportedMediaType: 400 });
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, 404, `no resource at ${request.method} ${request.url.split('?')[0]}`),

@@ -4,7 +4,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Emulator } from '../emulator.js';
 import { ErrorBodySchema, badRequest, installErrorHandling } from '../core/errors.js';
 import { registerRateLimit } from '../core/rate-limit.js';
-import { strictValidatorCompiler } from '../core/validation.js';
 import { AlertParamsSchema, ClearBodySchema, FireBodySchema } from './schemas.js';
 
 export const ALERTS_PREFIX = '/concerto/mpulse/api/alerts';
@@ -32,7 +31,6 @@ function acceptOptionalJson(app: FastifyInstance): void {
 /** The alert interface: an external application fires or clears a configured alert. */
 export const alertRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = async (app, { emulator }) => {
   installErrorHandling(app, { unsupportedMediaType: 400 });
-  app.setValidatorCompiler(strictValidatorCompiler);
   acceptOptionalJson(app);
 
   await registerRateLimit(app, {

@@ -5,7 +5,6 @@ import type { Emulator } from '../emulator.js';
 import { ApiError, ErrorBodySchema, badRequest, installErrorHandling, unauthorized } from '../core/errors.js';
 import { parseId } from '../core/routing.js';
 import { registerRateLimit } from '../core/rate-limit.js';
-import { strictValidatorCompiler } from '../core/validation.js';
 import {
   AnnotationCreateBodySchema,
   AnnotationIdSchema,
@@ -62,7 +61,6 @@ function userOf(request: FastifyRequest): string {
 /** The annotation interface: add, update, delete, get and list annotations. */
 export const annotationRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = async (app, { emulator }) => {
   installErrorHandling(app, { unsupportedMediaType: 415 });
-  app.setValidatorCompiler(strictValidatorCompiler);
 
   // The spec's 415 covers any create or update without application/json, an empty one
   // included; checked before parsing so that no body parser gets a say first.

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Emulator } from '../emulator.js';
 import { installErrorHandling } from '../core/errors.js';
-import { strictValidatorCompiler } from '../core/validation.js';
 import { stateRoutes } from './state-routes.js';
 import { clockRoutes } from './clock-routes.js';
 import { scenarioRoutes } from './scenario-routes.js';
@@ -18,7 +17,6 @@ export { CONTROL_PREFIX } from './hooks.js';
  */
 export const controlRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = async (app, { emulator }) => {
   installErrorHandling(app, { unsupportedMediaType: 400 });
-  app.setValidatorCompiler(strictValidatorCompiler);
   // Every body here is JSON; a text body is a mistake worth naming, not a string to parse.
   app.removeContentTypeParser('text/plain');
 
