@@ -106,3 +106,28 @@ describe('Repository Objects', () => {
     expect(res.json().message).toMatch(/grid, testenvironment, rsdb or domain/);
   });
 });
+
+describe('log-in body checks', () => {
+  it('says what is wrong with a log-in body', async () => {
+    ({ app } = await makeApp(authSeed()));
+    const cases: Array<[unknown, RegExp]> = [
+      [{ userName: TEST_USER.userName }, /missing credentials: send userName and password, or apiToken/],
+      [{ apiToken: 'x', userName: 'y' }, /either userName and password, or apiToken, not both/],
+      [{ userName: 5, password: 'x' }, /body field 'userName' must be a string/],
+      [{ userName: 'a', password: 'b', extra: 1 }, /unknown field 'extra'/],
+      [[], /body must be a JSON object/],
+    ];
+    for (const [payload, message] of cases) {
+      const res = await app.inject({ method: 'PUT', url: `${REPO}/Tokens`, payload: JSON.stringify(payload), headers: { 'content-type': 'application/json' } });
+      expect(res.statusCode, JSON.stringify(payload)).toBe(400);
+      expect(res.json().message, JSON.stringify(payload)).toMatch(message);
+    }
+  });
+
+  it('answers a non-JSON Content-Type with 400', async () => {
+    ({ app } = await makeApp(authSeed()));
+    const res = await app.inject({ method: 'PUT', url: `${REPO}/Tokens`, payload: 'userName=a', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().message).toMatch(/Content-Type/);
+  });
+});

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Emulator } from '../emulator.js';
-import { ApiError, ErrorBodySchema, installErrorHandling, notFound } from '../core/errors.js';
-import { LogInBodySchema, ObjectsResponseSchema, TokenResponseSchema, type RepositoryObject } from './schemas.js';
+import { ApiError, ErrorBodySchema, badRequest, installErrorHandling, notFound } from '../core/errors.js';
+import { LogInBodySchema, ObjectsResponseSchema, TokenResponseSchema, type Credentials, type LogInBody, type RepositoryObject } from './schemas.js';
 
 export const REPOSITORY_PREFIX = '/concerto/services/rest/RepositoryService/v1';
 
@@ -17,6 +17,15 @@ function objectsOfType(emulator: Emulator, type: string): RepositoryObject[] | u
   };
   const list = Object.hasOwn(lists, type) ? lists[type]() : undefined;
   return list?.map(({ id, name }) => ({ id, name, type }));
+}
+
+function credentials({ userName, password, apiToken, tenant }: LogInBody): Credentials {
+  if (apiToken !== undefined) {
+    if (userName !== undefined || password !== undefined) throw badRequest('send either userName and password, or apiToken, not both');
+    return { apiToken, tenant };
+  }
+  if (userName === undefined || password === undefined) throw badRequest('missing credentials: send userName and password, or apiToken');
+  return { userName, password, tenant };
 }
 
 /** The Repository service calls real clients need: log in, log out, find objects by name. */
@@ -36,7 +45,7 @@ export const repositoryRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }>
       },
     },
     async (request) => {
-      const token = emulator.stores.auth.logIn(request.body);
+      const token = emulator.stores.auth.logIn(credentials(request.body));
       if (!token) throw new ApiError(401, 'bad credentials: unknown user, wrong password or API token, or wrong tenant');
       return { token };
     },

@@ -23,14 +23,21 @@ export const TokenSeedSchema = Type.Object(
 );
 export type TokenSeed = Static<typeof TokenSeedSchema>;
 
-export const LogInBodySchema = Type.Union(
-  [
-    Type.Object({ userName: Type.String(), password: Type.String(), tenant: Type.Optional(Type.String()) }, { additionalProperties: false }),
-    Type.Object({ apiToken: Type.String(), tenant: Type.Optional(Type.String()) }, { additionalProperties: false }),
-  ],
-  { description: 'user name and password, or an API token; tenant optional' },
+export const LogInBodySchema = Type.Object(
+  {
+    userName: Type.Optional(Type.String()),
+    password: Type.Optional(Type.String()),
+    apiToken: Type.Optional(Type.String()),
+    tenant: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false, description: 'userName and password, or apiToken; tenant optional' },
 );
 export type LogInBody = Static<typeof LogInBodySchema>;
+
+/** The credentials of a log-in body: a user name and password, or an API token. */
+export type Credentials =
+  | { userName: string; password: string; tenant?: string }
+  | { apiToken: string; tenant?: string };
 
 export const TokenResponseSchema = Type.Object({ token: Type.String() }, { additionalProperties: false });
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../core/clock.js';
-import type { LogInBody, TokenSeed, UserSeed } from './schemas.js';
+import type { Credentials, TokenSeed, UserSeed } from './schemas.js';
 
 export interface Session {
   token: string;
@@ -25,7 +25,7 @@ export class AuthStore {
   }
 
   /** The Tokens call: a new session for valid credentials, or undefined. */
-  logIn(body: LogInBody): string | undefined {
+  logIn(body: Credentials): string | undefined {
     const user =
       'apiToken' in body
         ? [...this.users.values()].find((u) => u.apiToken !== undefined && u.apiToken === body.apiToken)

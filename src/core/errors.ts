@@ -81,7 +81,7 @@ export function installErrorHandling(app: FastifyInstance, style: ErrorStyle): v
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
         return sendError(reply, 400, 'the body is empty but Content-Type is application/json');
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
-        return sendError(reply, 400, `the body is not valid JSON: ${error.message}`);
+        return sendError(reply, 400, 'the body is not valid JSON');
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
         return sendError(reply, 413, 'the body is larger than this server accepts');
       case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
