@@ -71,6 +71,19 @@ export function rssMiB(pid) {
 }
 
 /**
+ * CPU time a process has used so far (user + system), in seconds, from /proc (Linux). Unlike
+ * requests per second, CPU time per request hardly depends on what else the machine runs.
+ */
+export function cpuSeconds(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name, which is in parentheses and may hold spaces.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+/** USER_HZ: the unit of the times in /proc/<pid>/stat, 100 on every common Linux. */
+const CLOCK_TICKS = 100;
+
+/**
  * Starts `node <entry>` with `env` on a free loopback port and resolves once `healthPath`
  * answers 200, with the time from spawn to that first healthy answer. The child's stderr is
  * kept so that a failed start can say why.
@@ -135,8 +148,9 @@ export const median = (values) => percentile([...values].sort((a, b) => a - b), 
  * histogram rounds to whole milliseconds), and only responses with `expectStatus` count: a
  * run in which anything else came back is reported as failed instead of measured.
  */
-export async function cannon({ port, method = 'GET', path, headers = {}, body, duration, connections = 10, expectStatus = 200, requests }) {
+export async function cannon({ port, pid, method = 'GET', path, headers = {}, body, duration, connections = 10, expectStatus = 200, requests }) {
   const latencies = [];
+  const cpuBefore = pid ? cpuSeconds(pid) : undefined;
   const statuses = new Map();
   const instance = autocannon({
     url: `http://${HOST}:${port}`,
@@ -149,6 +163,7 @@ export async function cannon({ port, method = 'GET', path, headers = {}, body, d
     if (statusCode === expectStatus) latencies.push(responseTime);
   });
   const result = await instance;
+  const cpu = cpuBefore !== undefined ? cpuSeconds(pid) - cpuBefore : NaN;
   latencies.sort((a, b) => a - b);
   const unexpected = [...statuses].filter(([status]) => status !== expectStatus);
   return {
@@ -156,6 +171,8 @@ export async function cannon({ port, method = 'GET', path, headers = {}, body, d
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     count: latencies.length,
+    /** Server CPU time per answered request, in microseconds. */
+    cpuUs: (cpu * 1e6) / Math.max(1, latencies.length),
     errors: result.errors + result.timeouts,
     unexpected: unexpected.map(([status, n]) => `${n}x${status}`).join(', '),
   };
@@ -169,6 +186,7 @@ export function combine(runs) {
     p50: median(runs.map((r) => r.p50)),
     p99: Math.max(...runs.map((r) => r.p99)),
     count: total,
+    cpuUs: runs.reduce((sum, r) => sum + r.cpuUs * r.count, 0) / Math.max(1, total),
     errors: runs.reduce((sum, r) => sum + r.errors, 0),
     unexpected: runs.map((r) => r.unexpected).filter(Boolean).join('; '),
   };
@@ -178,7 +196,7 @@ export function combine(runs) {
 export function markdownTable(headers, rows) {
   const cells = rows.map((row) => row.map((c) => String(c)));
   const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i].length)));
-  const numeric = headers.map((_, i) => cells.length > 0 && cells.every((r) => /^[-+]?[\d.,]+( ?(ms|MiB|%|x))?$|^n\/a$/.test(r[i])));
+  const numeric = headers.map((_, i) => cells.length > 0 && cells.every((r) => /^[-+]?[\d.,]+( ?(ms|µs|MiB|%|x|B))?$|^n\/a$/.test(r[i])));
   const line = (row) => `| ${row.map((c, i) => (numeric[i] ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join(' | ')} |`;
   const rule = `|${widths.map((w, i) => (numeric[i] ? `${'-'.repeat(w + 1)}:` : `${'-'.repeat(w + 2)}`)).join('|')}|`;
   return [line(headers), rule, ...cells.map(line)].join('\n');
@@ -187,6 +205,7 @@ export function markdownTable(headers, rows) {
 export const fmt = {
   int: (n) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a'),
   ms: (n) => (Number.isFinite(n) ? `${n < 10 ? n.toFixed(2) : n.toFixed(1)} ms` : 'n/a'),
+  us: (n) => (Number.isFinite(n) ? `${Math.round(n)} µs` : 'n/a'),
   mib: (n) => (Number.isFinite(n) ? `${n.toFixed(1)} MiB` : 'n/a'),
   pct: (n) => (Number.isFinite(n) ? `${Math.round(n * 100)}%` : 'n/a'),
 };

@@ -134,7 +134,7 @@ async function measureCase(server, spec, work) {
       throw new Error(`${spec.id}: baseline body is ${Buffer.byteLength(sizeCheck.text)} bytes, the emulator's ${Buffer.byteLength(probe.text)}`);
     }
     const load = (port, duration) =>
-      cannon({ port, method: spec.method ?? 'GET', path: spec.path, headers: spec.headers ?? {}, body: spec.body, duration, connections: CONNECTIONS, expectStatus: status });
+      cannon({ port, pid: port === server.port ? server.pid : baseline.pid, method: spec.method ?? 'GET', path: spec.path, headers: spec.headers ?? {}, body: spec.body, duration, connections: CONNECTIONS, expectStatus: status });
     await load(baseline.port, WARMUP);
     await load(server.port, WARMUP);
     const runs = { emulator: [], baseline: [] };
@@ -241,7 +241,7 @@ async function main() {
       // Not a checkout.
     }
     const throughput = markdownTable(
-      ['case', 'body', 'req/s', 'p50', 'p99', 'baseline req/s', 'baseline p50', 'baseline p99', 'ratio', 'target', 'met'],
+      ['case', 'body', 'req/s', 'p50', 'p99', 'CPU/req', 'baseline req/s', 'baseline p50', 'baseline p99', 'baseline CPU/req', 'ratio', 'target', 'met'],
       results.map((r) => {
         const v = verdictOf(r);
         return [
@@ -250,9 +250,11 @@ async function main() {
           fmt.int(r.emulator.rps),
           fmt.ms(r.emulator.p50),
           fmt.ms(r.emulator.p99),
+          fmt.us(r.emulator.cpuUs),
           fmt.int(r.baseline.rps),
           fmt.ms(r.baseline.p50),
           fmt.ms(r.baseline.p99),
+          fmt.us(r.baseline.cpuUs),
           fmt.pct(r.emulator.rps / r.baseline.rps),
           v.text,
           v.met,
