@@ -1,5 +1,5 @@
-import { open, readFile, rename, rm } from 'node:fs/promises';
-import { dirname, relative, resolve, isAbsolute } from 'node:path';
+import { open, readFile, readdir, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join, relative, resolve, isAbsolute } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Emulator } from '../emulator.js';
 import { FixtureError } from '../core/fixtures.js';
@@ -52,6 +52,50 @@ export async function writeStateFile(file: string, text: string): Promise<void> 
   }
 }
 
+/** Whether a process with this id runs (EPERM: it does, under another user). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the temporary files (`<file>.tmp-<pid>`) that a process killed in the middle of a
+ * write left beside the state file. Only those of processes that no longer run go: a live
+ * one may be writing right now. This process has not written yet, so a file with its own pid
+ * is left too; its next write replaces it. Answers the paths removed.
+ */
+export async function removeStaleTemporaryFiles(file: string): Promise<string[]> {
+  const dir = dirname(file);
+  const prefix = `${basename(file)}.tmp-`;
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    // A folder that cannot be listed holds nothing to clean; the first write reports the problem.
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const pidText = name.slice(prefix.length);
+    if (!/^[1-9][0-9]{0,9}$/.test(pidText)) continue;
+    const pid = Number(pidText);
+    if (pid === process.pid || isAlive(pid)) continue;
+    const path = join(dir, name);
+    try {
+      await rm(path, { force: true });
+      removed.push(path);
+    } catch {
+      // Left for a later start; it is never read, so it only takes room.
+    }
+  }
+  return removed;
+}
+
 /** Serialises writes of one file and skips those that would not change it. */
 export class StateFileWriter {
   private chain: Promise<void> = Promise.resolve();
@@ -82,9 +126,10 @@ function inside(dir: string, file: string): boolean {
 }
 
 /**
- * Optional persistence (STATE_FILE): load the file at start if it exists, then write the
- * state every STATE_FLUSH_INTERVAL_MS (0: only on close) and when the app closes. Reset
- * still returns to the fixture seed: the file is where the state goes, not a new seed.
+ * Optional persistence (STATE_FILE): at start, remove what interrupted writes left beside the
+ * file and load the file if it exists; then write the state every STATE_FLUSH_INTERVAL_MS
+ * (0: only on close) and when the app closes. Reset still returns to the fixture seed: the
+ * file is where the state goes, not a new seed.
  */
 export async function installPersistence(app: FastifyInstance, emulator: Emulator): Promise<void> {
   const { stateFile, stateFlushIntervalMs, fixturesDir } = emulator.config;
@@ -94,6 +139,8 @@ export async function installPersistence(app: FastifyInstance, emulator: Emulato
   if (inside(fixturesDir, file)) {
     throw new FixtureError(`STATE_FILE ${file} is inside the fixtures folder ${resolve(fixturesDir)}: put it elsewhere, fixture files are never written to`);
   }
+  const removed = await removeStaleTemporaryFiles(file);
+  if (removed.length) app.log.info({ stateFile: file, removed }, 'removed temporary files left by an interrupted write');
   const loaded = await readStateFile(file);
   if (loaded) {
     emulator.replace(loaded);

@@ -68,6 +68,21 @@ describe('STATE_FILE', () => {
     expect(await readdir(dir)).toEqual(['state.json']);
   });
 
+  it('removes at start the temporary files that writers killed mid-write left, and only those', async () => {
+    // Above the largest pid any system hands out: a process that cannot be running.
+    const dead = 2 ** 22 + 1;
+    const stale = `state.json.tmp-${dead}`;
+    // A live process (our parent) might be writing right now; our own pid's file is replaced by our next write.
+    const live = `state.json.tmp-${process.ppid}`;
+    const own = `state.json.tmp-${process.pid}`;
+    const unrelated = ['other.json.tmp-12', 'state.json.tmp-x', `state.json.tmp-${dead}.bak`, 'state.json.tmp-'];
+    await writeFile(file, JSON.stringify(authSeed()));
+    for (const name of [stale, live, own, ...unrelated]) await writeFile(join(dir, name), '{"half":');
+    ({ app } = await makeApp(authSeed(), { stateFile: file, stateFlushIntervalMs: 0 }));
+    expect((await readdir(dir)).sort()).toEqual(['state.json', live, ...unrelated].sort());
+    expect((await readState()).users).toHaveLength(1);
+  });
+
   it('refuses to start from a corrupt file, names it, and leaves it untouched', async () => {
     await writeFile(file, '{"grids": [');
     const start = makeApp(authSeed(), { stateFile: file });
