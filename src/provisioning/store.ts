@@ -298,6 +298,7 @@ export class ProvisioningStore {
     if (!FINAL_ENVIRONMENT_STATES.has(state)) {
       throw badRequest(`test environment ${id} is ${state}: it cannot be started until it reaches a final state`);
     }
+    if (state === 'RUNNING') throw badRequest(`test environment ${id} is already RUNNING: terminate it before starting it again`);
     this.launchEnvironment(env, now, user);
     return environmentView(env, now, 'start');
   }

@@ -265,6 +265,9 @@ describe('test environment lifecycle', () => {
     expect(res.status).toBe(400);
     expect(res.body.message).toBe('test environment 301 is ALLOCATED_MAIN: it cannot be started until it reaches a final state');
     at(RUNNING_AT);
+    const running = await act(app, '/environment/301', 'start');
+    expect(running.status).toBe(400);
+    expect(running.body.message).toBe('test environment 301 is already RUNNING: terminate it before starting it again');
     await act(app, '/environment/301', 'terminate');
     expect((await act(app, '/environment/301', 'start')).body.message).toMatch(/^test environment 301 is TERMINATING:/);
   });

@@ -182,6 +182,7 @@ describe('setNextStartOutcome', () => {
     expect((await act(app, '/environment/301', 'start')).body.state).toBe('RUNNING');
     store().setNextStartOutcome('environment', 301, 'ERROR_BUILD_MISMATCH');
     store().setNextStartOutcome('environment', 301, null);
+    await act(app, '/environment/301', 'terminate');
     expect((await act(app, '/environment/301', 'start')).body.state).toBe('RUNNING');
   });
 
