@@ -6,7 +6,7 @@ import { AnnotationStore } from './annotations/store.js';
 import { AlertStore } from './alerts/store.js';
 import { FaultStore } from './control/faults.js';
 import { Journal } from './control/journal.js';
-import type { State } from './state.js';
+import type { SectionName, State } from './state.js';
 
 export interface Stores {
   auth: AuthStore;
@@ -73,6 +73,12 @@ export class Emulator {
       ...annotations.export(),
       ...alerts.export(),
     });
+  }
+
+  /** How many entries each section of exportState() holds, read from the stores without copying. */
+  counts(): Record<SectionName, number> {
+    const { auth, provisioning, annotations, alerts } = this.current;
+    return { ...auth.counts(), ...provisioning.counts(), ...annotations.counts(), ...alerts.counts() };
   }
 
   private build(state: State): Stores {

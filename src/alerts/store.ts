@@ -68,6 +68,11 @@ export class AlertStore {
     return { alerts: this.list() };
   }
 
+  /** How many alerts there are, without copying them. */
+  counts(): Record<'alerts', number> {
+    return { alerts: this.alerts.size };
+  }
+
   private find(uid: string): Alert {
     const alert = this.alerts.get(uid);
     if (!alert) throw notFound(`alert '${uid}' does not exist`);

@@ -191,6 +191,11 @@ export class AnnotationStore {
     return { domains: this.state.domains.map((d) => ({ ...d })), annotations };
   }
 
+  /** How many domains and annotations there are, without exporting them. */
+  counts(): Record<'domains' | 'annotations', number> {
+    return { domains: this.state.domains.length, annotations: this.byId.size };
+  }
+
   private record(id: number): AnnotationRecord {
     const record = this.byId.get(id);
     if (!record) throw notFound(`annotation ${id} does not exist`);

@@ -48,7 +48,7 @@ export class AuthStore {
     const record = this.tokens.get(token);
     if (!record) return undefined;
     const now = this.clock.now();
-    if (!record.neverExpires && now - record.lastUsedAt >= this.idleTimeoutMs) {
+    if (!this.isLive(record, now)) {
       this.tokens.delete(token);
       return undefined;
     }
@@ -62,8 +62,20 @@ export class AuthStore {
     return [...this.users.values()];
   }
 
+  /** How many users and live tokens an export would hold, without building it. */
+  counts(): Record<'users' | 'tokens', number> {
+    const now = this.clock.now();
+    let tokens = 0;
+    for (const t of this.tokens.values()) if (this.isLive(t, now)) tokens++;
+    return { users: this.users.size, tokens };
+  }
+
   exportTokens(): TokenSeed[] {
     const now = this.clock.now();
-    return [...this.tokens.values()].filter((t) => t.neverExpires || now - t.lastUsedAt < this.idleTimeoutMs);
+    return [...this.tokens.values()].filter((t) => this.isLive(t, now));
+  }
+
+  private isLive(record: TokenSeed & { lastUsedAt: number }, now: number): boolean {
+    return record.neverExpires || now - record.lastUsedAt < this.idleTimeoutMs;
   }
 }

@@ -111,6 +111,14 @@ export class FaultStore {
     return this.rules.map(({ rule }) => ({ ...rule, active: isActive(rule, now) }));
   }
 
+  /** How many rules can still fire, without copying them. */
+  activeCount(): number {
+    const now = this.clock.now();
+    let count = 0;
+    for (const { rule } of this.rules) if (isActive(rule, now)) count++;
+    return count;
+  }
+
   get(id: string): FaultRule | undefined {
     return this.list().find((r) => r.id === id);
   }

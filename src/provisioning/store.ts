@@ -150,6 +150,12 @@ export class ProvisioningStore {
     return structuredClone({ grids, cloudServers, rsdbs, environments });
   }
 
+  /** How many entries each of the four sections holds, without exporting them. */
+  counts(): Record<keyof ProvisioningSections, number> {
+    const { grids, cloudServers, rsdbs, environments } = this.state;
+    return { grids: grids.length, cloudServers: cloudServers.length, rsdbs: rsdbs.length, environments: environments.length };
+  }
+
   // -------------------------------------------------------------------------------------
   // Grids
   // -------------------------------------------------------------------------------------

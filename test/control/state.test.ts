@@ -1,7 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { AUTH, T0, authSeed, makeApp } from '../helpers/app.js';
+import { AUTH, T0, authSeed, makeApp, makeDemoApp } from '../helpers/app.js';
 import { environment, grid, rsdb, seed } from '../provisioning/seed.js';
+import { SECTION_NAMES } from '../../src/state.js';
 
 const REPO = '/concerto/services/rest/RepositoryService/v1';
 const CLOUD = '/concerto/services/rest/CloudService/v1';
@@ -15,6 +16,7 @@ const exportState = async () => {
   expect(res.statusCode).toBe(200);
   return res.json();
 };
+const countsOf = (state: Record<string, unknown[]>) => Object.fromEntries(SECTION_NAMES.map((name) => [name, state[name].length]));
 const logIn = () => app.inject({ method: 'PUT', url: `${REPO}/Tokens`, payload: { apiToken: 'tester-api-token' } });
 
 describe('GET /_emulator/health', () => {
@@ -30,6 +32,18 @@ describe('GET /_emulator/health', () => {
       faultRules: 0,
     });
     expect(res.json().stateFile).toBeUndefined();
+  });
+
+  it('counts only the fault rules that can still fire, and exports nothing', async () => {
+    ({ app } = await makeApp(fullSeed()));
+    await app.inject({ method: 'POST', url: '/_emulator/faults', payload: { path: '/x', action: { status: 500 } } });
+    await app.inject({ method: 'POST', url: '/_emulator/faults', payload: { path: '/concerto/*', action: { status: 500 }, times: 1 } });
+    await app.inject({ url: '/concerto/anything' });
+    const exportState = vi.spyOn(app.emulator, 'exportState');
+    const list = vi.spyOn(app.emulator.faults, 'list');
+    expect((await app.inject({ url: '/_emulator/health' })).json().faultRules).toBe(1);
+    expect(exportState).not.toHaveBeenCalled();
+    expect(list).not.toHaveBeenCalled();
   });
 
   it('answers 405 with Allow for another method', async () => {
@@ -65,6 +79,34 @@ describe('POST /_emulator/reset', () => {
     // Time does not go back: the clock keeps the time it reached.
     expect((await app.inject({ url: '/_emulator/clock' })).json()).toMatchObject({ scale: 1, frozen: true });
     expect(clock.now()).toBeGreaterThanOrEqual(T0 + 1000);
+  });
+
+  it('answers the counts of every section without exporting the state', async () => {
+    ({ app } = await makeDemoApp());
+    const spy = vi.spyOn(app.emulator, 'exportState');
+    const res = await app.inject({ method: 'POST', url: '/_emulator/reset' });
+    expect(res.statusCode).toBe(200);
+    expect(spy).not.toHaveBeenCalled();
+    spy.mockRestore();
+    expect(res.json().counts).toEqual(countsOf(await exportState()));
+  });
+
+  it('counts what an export holds, after changes and with expired tokens left out', async () => {
+    let clock;
+    ({ app, clock } = await makeDemoApp({ tokenIdleTimeoutMs: 60_000 }));
+    const logInDemo = async () => (await app.inject({ method: 'PUT', url: `${REPO}/Tokens`, payload: { apiToken: 'demo-api-token' } })).json().token;
+    const demoAuth = { 'x-auth-token': 'demo-token' };
+    await logInDemo();
+    const kept = await logInDemo();
+    await app.inject({ method: 'POST', url: `${CLOUD}/grid/101/action`, headers: demoAuth, payload: { action: 'start' } });
+    clock.advance(30_000);
+    expect((await app.inject({ url: `${REPO}/Objects/grid`, headers: { 'x-auth-token': kept } })).statusCode).toBe(200);
+    clock.advance(40_000);
+    const counts = app.emulator.counts();
+    const state = await exportState();
+    expect(counts).toEqual(countsOf(state));
+    expect(counts.tokens).toBe(2);
+    expect(counts.cloudServers).toBeGreaterThan(0);
   });
 
   it('stays the same after thousands of resets: same state, nothing piling up', async () => {
