@@ -62,6 +62,41 @@ describe('Repository Tokens', () => {
     clock.advance(60_000);
     expect((await app.inject({ url: `${REPO}/Objects/grid`, headers: AUTH })).statusCode).toBe(401);
   });
+
+  it('sweeps expired sessions out of memory as log-ins go on, keeping live and never-expiring ones', async () => {
+    let clock;
+    const seed = authSeed();
+    seed.tokens.push({ token: 'forever', userName: TEST_USER.userName, neverExpires: true });
+    ({ app, clock } = await makeApp(seed, { tokenIdleTimeoutMs: 60_000 }));
+    const auth = app.emulator.stores.auth;
+    const logIn = async () => (await app.inject({ method: 'PUT', url: `${REPO}/Tokens`, payload: { apiToken: TEST_USER.apiToken } })).json().token as string;
+    const status = async (token: string) => (await app.inject({ url: `${REPO}/Objects/grid`, headers: { 'x-auth-token': token } })).statusCode;
+
+    const first: string[] = [];
+    for (let i = 0; i < 300; i++) first.push(await logIn());
+    clock.advance(30_000);
+    const kept = first[0];
+    expect(await status(kept)).toBe(200);
+    // Every token of the first batch but `kept` has now been idle for the whole timeout, and TEST_TOKEN too.
+    clock.advance(40_000);
+    for (let i = 0; i < 300; i++) await logIn();
+
+    // Without a sweep all 602 would still be held.
+    expect(auth.size).toBeLessThan(400);
+    expect(auth.size).toBeGreaterThanOrEqual(302);
+    expect(await status(first[1])).toBe(401);
+    expect(await status(TEST_TOKEN)).toBe(401);
+    expect(await status(kept)).toBe(200);
+    expect(await status('forever')).toBe(200);
+
+    // An export holds only live tokens, and drops the expired ones it passes.
+    clock.advance(30_000);
+    expect(await status(kept)).toBe(200);
+    clock.advance(40_000);
+    const exported = (await app.inject({ url: '/_emulator/state' })).json().tokens as Array<{ token: string }>;
+    expect(exported.map((t) => t.token).sort()).toEqual(['forever', kept].sort());
+    expect(auth.size).toBe(2);
+  });
 });
 
 describe('X-Auth-Token guard', () => {

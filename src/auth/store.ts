@@ -8,10 +8,23 @@ export interface Session {
   tenant: string;
 }
 
-/** Users and their session tokens. Tokens expire after an idle time on the emulator's clock. */
+/** Below this many tokens, expired ones are not worth a sweep. */
+const MIN_SWEEP_SIZE = 256;
+
+type TokenRecord = TokenSeed & { lastUsedAt: number };
+
+/**
+ * Users and their session tokens. Tokens expire after an idle time on the emulator's clock.
+ * A token that is never used again nor logged out would stay in memory for good, so log-ins
+ * sweep the expired ones whenever the count of tokens has doubled since the last sweep: each
+ * sweep is paid for by the log-ins since the one before, and the tokens held stay below
+ * twice those live at the last sweep (or MIN_SWEEP_SIZE).
+ */
 export class AuthStore {
   private readonly users = new Map<string, UserSeed>();
-  private readonly tokens = new Map<string, TokenSeed & { lastUsedAt: number }>();
+  private readonly tokens = new Map<string, TokenRecord>();
+  /** The next log-in that finds this many tokens sweeps first. */
+  private sweepAtSize: number;
 
   constructor(
     users: UserSeed[],
@@ -22,6 +35,12 @@ export class AuthStore {
     for (const user of users) this.users.set(user.userName, user);
     const now = clock.now();
     for (const token of tokens) this.tokens.set(token.token, { ...token, lastUsedAt: token.lastUsedAt ?? now });
+    this.sweepAtSize = Math.max(MIN_SWEEP_SIZE, 2 * this.tokens.size);
+  }
+
+  /** Tokens held in memory, expired ones not swept yet included. */
+  get size(): number {
+    return this.tokens.size;
   }
 
   /** The Tokens call: a new session for valid credentials, or undefined. */
@@ -33,8 +52,13 @@ export class AuthStore {
     if (!user) return undefined;
     if ('password' in body && user.password !== body.password) return undefined;
     if (body.tenant !== undefined && body.tenant !== user.tenant) return undefined;
+    const now = this.clock.now();
+    if (this.tokens.size >= this.sweepAtSize) {
+      this.sweep(now);
+      this.sweepAtSize = Math.max(MIN_SWEEP_SIZE, 2 * this.tokens.size);
+    }
     const token = randomUUID();
-    this.tokens.set(token, { token, userName: user.userName, neverExpires: false, lastUsedAt: this.clock.now() });
+    this.tokens.set(token, { token, userName: user.userName, neverExpires: false, lastUsedAt: now });
     return token;
   }
 
@@ -70,12 +94,18 @@ export class AuthStore {
     return { users: this.users.size, tokens };
   }
 
+  /** The live tokens; the expired ones are dropped on the way, as they can never be used again. */
   exportTokens(): TokenSeed[] {
-    const now = this.clock.now();
-    return [...this.tokens.values()].filter((t) => this.isLive(t, now));
+    this.sweep(this.clock.now());
+    return [...this.tokens.values()];
   }
 
-  private isLive(record: TokenSeed & { lastUsedAt: number }, now: number): boolean {
+  private isLive(record: TokenRecord, now: number): boolean {
     return record.neverExpires || now - record.lastUsedAt < this.idleTimeoutMs;
+  }
+
+  /** Drops every expired token (`neverExpires` ones never are). */
+  private sweep(now: number): void {
+    for (const [token, record] of this.tokens) if (!this.isLive(record, now)) this.tokens.delete(token);
   }
 }
