@@ -35,8 +35,11 @@ export function positionAt<S extends string>(steps: readonly Step<S>[], now: num
   return { state: steps[i].state, since: steps[i].at, next: steps[i + 1] };
 }
 
+/** The state alone; read on every request, so it allocates nothing. */
 export function stateAt<S extends string>(steps: readonly Step<S>[], now: number): S {
-  return positionAt(steps, now).state;
+  let i = 0;
+  while (i + 1 < steps.length && steps[i + 1].at <= now) i++;
+  return steps[i].state;
 }
 
 /** When `state` was (or will be) first entered in this schedule, if at all. */

@@ -165,6 +165,22 @@ describe('export', () => {
     await open(exported, { timeScale: 0 });
     expect((await act(app, '/grid/101', 'start')).body.cloudServers[0].id).toBe(70001);
   });
+
+  it('lists cloud servers by id whatever their order in the state, new ones last', async () => {
+    await open({ grids: [grid(), grid({ id: 102, name: 'Second' })] }, { timeScale: 0 });
+    await act(app, '/grid/101', 'start');
+    await act(app, '/grid/102', 'start');
+    const exported = store().export();
+    exported.cloudServers.reverse();
+    await app.close();
+    await open(exported, { timeScale: 0 });
+    const ids = async () => (await read('/cloudserver/')).map((s: { id: number }) => s.id);
+    expect(await ids()).toEqual([58201, 58202, 58203, 58204, 58205, 58206]);
+    await act(app, '/grid/101', 'start');
+    expect(await ids()).toEqual([58201, 58202, 58203, 58204, 58205, 58206, 58207, 58208, 58209]);
+    // The export keeps the state's own order.
+    expect(store().export().cloudServers.map((s) => s.id)).toEqual([58206, 58205, 58204, 58203, 58202, 58201, 58207, 58208, 58209]);
+  });
 });
 
 describe('setNextStartOutcome', () => {
