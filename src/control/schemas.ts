@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { literals } from '../core/schema.js';
+import { MAX_PATH_PATTERN_LENGTH } from './faults.js';
 
 // ---------------------------------------------------------------------------------------
 // Clock
@@ -85,7 +86,12 @@ export const FaultRuleInputSchema = Type.Object(
   {
     id: Type.Optional(FaultIdSchema),
     method: Type.Optional(Type.String({ pattern: '^([A-Za-z]+|\\*)$', description: 'HTTP method, or * (default) for any' })),
-    path: Type.String({ minLength: 1, description: 'glob (* any run of characters, ? one) or, starting with ^, a regular expression; matched against the path without the query' }),
+    // The length cap is checked with the pattern rather than by maxLength here, whose
+    // validation message would not say what is wrong.
+    path: Type.String({
+      minLength: 1,
+      description: `glob (* any run of characters, ? one) or, starting with ^, a regular expression (refused when it could backtrack catastrophically); at most ${MAX_PATH_PATTERN_LENGTH} characters; matched against the path without the query`,
+    }),
     header: Type.Optional(FaultHeaderSchema),
     action: FaultActionInputSchema,
     times: Type.Optional(Type.Integer({ minimum: 1, description: 'fire on the next N matches only' })),

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { AUTH, authSeed, makeApp } from '../helpers/app.js';
 import { takeMismatches } from '../helpers/conformance.js';
+import { backtrackingProblem, compilePathPattern, globMatches } from '../../src/control/faults.js';
 
 const OBJECTS = '/concerto/services/rest/RepositoryService/v1/Objects/grid';
 
@@ -204,5 +205,79 @@ describe('fault rules', () => {
     const dup = await app.inject({ method: 'POST', url: '/_emulator/faults', payload: { id: 'same', path: '/y', action: { status: 500 } } });
     expect(dup.statusCode).toBe(409);
     expect(dup.json().message).toMatch(/'same' already exists/);
+  });
+
+  it('refuses regular expressions that could backtrack for minutes, and over-long patterns, with 400 naming the field', async () => {
+    ({ app } = await makeApp(authSeed()));
+    const cases: Array<[string, RegExp]> = [
+      ['^(a+)+$', /nested quantifier/],
+      ['^(a*)*$', /nested quantifier/],
+      ['^(.*)*$', /nested quantifier/],
+      ['^/x/(?:[a-z]+-?)+!', /nested quantifier/],
+      ['^(a+){2,}$', /nested quantifier/],
+      ['^(?=(a+)+b)', /nested quantifier/],
+      ['^(a|aa)+$', /alternatives can begin with the same character/],
+      ['^((a|aa))+$', /alternatives can begin with the same character/],
+      ['^(\\d|1)*x', /alternatives can begin with the same character/],
+      ['^(a|)+x', /alternatives can begin with the same character/],
+      ['^.*a.*a.*b$', /repetitions in a row/],
+      ['^\\d+\\d+\\d+$', /repetitions in a row/],
+      ['^(?:.*a)(?:.*a).*b$', /repetitions in a row/],
+      [`^/${'a'.repeat(512)}`, /longer than 512 characters/],
+      [`/${'a'.repeat(512)}`, /longer than 512 characters/],
+    ];
+    for (const [path, message] of cases) {
+      const res = await app.inject({ method: 'POST', url: '/_emulator/faults', payload: { path, action: { status: 500 } } });
+      expect(res.statusCode, path).toBe(400);
+      expect(res.json().message, path).toMatch(/^body field 'path': /);
+      expect(res.json().message, path).toMatch(message);
+    }
+    expect((await app.inject({ url: '/_emulator/faults' })).json()).toEqual([]);
+  });
+
+  it('keeps ordinary regular expressions', () => {
+    const ordinary = [
+      '^/concerto/services/rest/RepositoryService/v1/Objects/(grid|rsdb)$',
+      '^/concerto/mpulse/api/alerts/[^/]+/fire$',
+      '^/concerto/.*/grid/.*$',
+      '^/a/[^/]+/b/[^/]+/c/[^/]+/d/\\d+$',
+      '^/concerto/services/rest/CloudService/v1/(grid|rsdb|environment)/\\d+(/action)?$',
+      '^/v[0-9]{1,3}/(?:[a-z]+/)?items\\?*$',
+      '^/x{2,3}[{}]\\{\\}',
+      '^(?<kind>grid|rsdb)/\\k<kind>$',
+      '^/(?!_emulator)',
+      `^/${'a'.repeat(510)}`,
+    ];
+    for (const pattern of ordinary) {
+      expect(backtrackingProblem(pattern), pattern).toBeUndefined();
+      expect(() => compilePathPattern(pattern), pattern).not.toThrow();
+    }
+  });
+
+  it('walks globs of several stars without regular expressions, so no glob can backtrack for long', async () => {
+    expect(globMatches('/concerto/*', '/concerto/a/b/c')).toBe(true);
+    expect(globMatches('/concerto/*', '/concerto')).toBe(false);
+    expect(globMatches('/grid/?', '/grid/7')).toBe(true);
+    expect(globMatches('/grid/?', '/grid/17')).toBe(false);
+    expect(globMatches('*.json', '/a.b/c.json')).toBe(true);
+    expect(globMatches('/a.b(c)+', '/a.b(c)+')).toBe(true);
+    expect(globMatches('/a.b', '/axb')).toBe(false);
+    expect(globMatches('*b', '*ab')).toBe(true);
+    expect(globMatches('**', '')).toBe(true);
+    expect(globMatches('*a*b*', '/xaybz')).toBe(true);
+    expect(globMatches('*a*b*', '/xbyaz')).toBe(false);
+    for (const [glob, path, expected] of [['/x/*', '/x/y/z', true], ['/x/*', '/y/x/z', false], ['/a.?', '/a.b', true], ['/a.?', '/axb', false], ['/*/b', '/a/c/b', true]] as const) {
+      expect(compilePathPattern(glob).test(path), `${glob} ${path}`).toBe(expected);
+      expect(globMatches(glob, path), `${glob} ${path}`).toBe(expected);
+    }
+
+    ({ app } = await makeApp(authSeed()));
+    // As a regular expression (^.*a.*a.*a.*b$) this takes seconds on a path of 600 characters.
+    await addFault({ path: '*a*a*a*b', action: { status: 500 } });
+    const started = performance.now();
+    const res = await app.inject({ url: `/${'a'.repeat(600)}`, headers: AUTH });
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(res.statusCode).toBe(404);
+    expect((await app.inject({ url: `/${'a'.repeat(600)}b`, headers: AUTH })).statusCode).toBe(500);
   });
 });
