@@ -5,7 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../src/config.js';
 import type { ManualClock } from '../src/core/clock.js';
 import { parseState, type State } from '../src/state.js';
-import { T0, TEST_TOKEN, TEST_USER, authSeed, makeApp } from './helpers/app.js';
+import { T0, TEST_TOKEN, TEST_USER, authSeed, makeApp, PATHS } from './helpers/app.js';
+import { template } from './provisioning/seed.js';
 
 /**
  * No spelling of a protected path, and no kind of bad token, reaches a protected route. The
@@ -13,23 +14,11 @@ import { T0, TEST_TOKEN, TEST_USER, authSeed, makeApp } from './helpers/app.js';
  * and fetch() normalise a URL (dot segments, absolute form, escapes) before a server sees it.
  */
 
-const CLOUD = '/concerto/services/rest/CloudService/v1';
-const REPO = '/concerto/services/rest/RepositoryService/v1';
-const ANNOTATIONS = '/concerto/mpulse/api/annotations/v1';
-const ALERTS = '/concerto/mpulse/api/alerts';
+const { CLOUD, REPO, ANNOTATIONS, ALERTS } = PATHS;
 const IDLE_MS = 60_000;
 const RUNS = Number(process.env.HOSTILE_RUNS ?? 300);
 
-const SERVER = {
-  name: 'amazon - EC2 Test Server (Large)',
-  serverClassName: 'EC2 Test Server (Large)',
-  cloudType: 'EC2',
-  launchCPA: 'SOASTA EC2',
-  location: { id: 1, name: 'amazon - us-east-1' },
-  region: 'us-east-1',
-  zone: 'us-east-1a',
-  securityGroup: 'sg-cffb2fab',
-};
+const SERVER = template();
 const seed = (): State =>
   parseState(
     {

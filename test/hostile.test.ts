@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import net from 'node:net';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { AUTH, TEST_TOKEN, authSeed, makeApp } from './helpers/app.js';
+import { AUTH, TEST_TOKEN, authSeed, makeApp, PATHS } from './helpers/app.js';
+import { template } from './provisioning/seed.js';
 import { parseState, type State } from '../src/state.js';
 
 /**
@@ -11,25 +12,12 @@ import { parseState, type State } from '../src/state.js';
  * error body when it fails; never a 500, never a crash, never a polluted prototype.
  */
 
-const CLOUD = '/concerto/services/rest/CloudService/v1';
-const REPO = '/concerto/services/rest/RepositoryService/v1';
-const ANNOTATIONS = '/concerto/mpulse/api/annotations/v1';
-const ALERTS = '/concerto/mpulse/api/alerts';
-const CONTROL = '/_emulator';
+const { CLOUD, REPO, ANNOTATIONS, ALERTS, CONTROL } = PATHS;
 /** Small, so that an oversized body costs little to build and send. */
 const BODY_LIMIT = 4096;
 const RUNS = Number(process.env.HOSTILE_RUNS ?? 300);
 
-const SERVER = {
-  name: 'amazon - EC2 Test Server (Large)',
-  serverClassName: 'EC2 Test Server (Large)',
-  cloudType: 'EC2',
-  launchCPA: 'SOASTA EC2',
-  location: { id: 1, name: 'amazon - us-east-1' },
-  region: 'us-east-1',
-  zone: 'us-east-1a',
-  securityGroup: 'sg-cffb2fab',
-};
+const SERVER = template();
 const seed = (): State => parseState({
   ...authSeed(),
   grids: [

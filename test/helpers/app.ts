@@ -4,6 +4,20 @@ import type { Config } from '../../src/config.js';
 import { BUNDLED_FIXTURES_DIR } from '../../src/config.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { emptyState, loadFixtures, parseState, type State } from '../../src/state.js';
+import { PROVISIONING_PREFIX } from '../../src/provisioning/routes.js';
+import { REPOSITORY_PREFIX } from '../../src/auth/routes.js';
+import { ANNOTATIONS_PREFIX } from '../../src/annotations/routes.js';
+import { ALERTS_PREFIX } from '../../src/alerts/routes.js';
+import { CONTROL_PREFIX } from '../../src/control/routes.js';
+
+/** The base path of each interface. */
+export const PATHS = {
+  CLOUD: PROVISIONING_PREFIX,
+  REPO: REPOSITORY_PREFIX,
+  ANNOTATIONS: ANNOTATIONS_PREFIX,
+  ALERTS: ALERTS_PREFIX,
+  CONTROL: CONTROL_PREFIX,
+};
 import { watchResponses } from './conformance.js';
 
 export const T0 = Date.UTC(2026, 10, 22, 9, 0, 0);
