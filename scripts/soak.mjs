@@ -36,7 +36,7 @@ const ANNOTATIONS = '/concerto/mpulse/api/annotations/v1';
 const ALERTS = '/concerto/mpulse/api/alerts';
 const AUTH = { 'x-auth-token': BENCH_TOKEN };
 
-// The lifecycle vocabulary (interfaces.md section 3 and the emulator's decisions).
+// The lifecycle vocabulary (the specification's state tables and the emulator's decisions).
 const GRID_STATES = new Set(['LOADED', 'ALLOCATING', 'ALLOCATED', 'ALLOCATED_WITH_FAILURES', 'ALLOCATE_FAILED', 'CHECKING', 'CHECKED', 'CHECKED_AND_TERMINATING', 'CHECKED_AND_DEPLOYING', 'CHECKED_WITH_FAILURES', 'STARTING_MONITORS', 'CANCELLING', 'CANCELLED', 'TERMINATING', 'TERMINATED', 'TERMINATED_WITH_FAILURES']);
 const FINAL_GRID_STATES = new Set(['LOADED', 'ALLOCATED_WITH_FAILURES', 'ALLOCATE_FAILED', 'CHECKED', 'CHECKED_WITH_FAILURES', 'CANCELLED', 'TERMINATED', 'TERMINATED_WITH_FAILURES']);
 const SERVER_STATES = new Set(['PENDING', 'BUSY', 'RUNNING', 'SHUTTING_DOWN', 'TERMINATED', 'FAILED', 'BIDDING']);

@@ -47,7 +47,7 @@ const seed = (): State => parseState({
   ],
 }, 'hostile seed');
 
-/** The statuses each interface documents (interfaces.md section 7, FIDELITY.md), plus 413 for an oversized body. */
+/** The statuses each interface documents (the specification's error tables and the behaviour reference), plus 413 for an oversized body. */
 function allowedStatuses(path: string): ReadonlySet<number> {
   const p = path.toLowerCase();
   if (p.startsWith('/concerto/services/rest/cloudservice')) return new Set([200, 202, 204, 400, 401, 404, 405, 413]);
