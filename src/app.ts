@@ -46,13 +46,14 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   const clock = options.clock ?? new EmulatorClock();
   const emulator = new Emulator(options.fixtures ?? emptyState(), clock, config);
 
+  const logging = options.loggerInstance !== undefined || Boolean(options.logger);
   const app = Fastify({
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? false }),
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     bodyLimit: config.bodyLimitBytes,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
-    logController: new OneLinePerRequest(),
+    logController: new OneLinePerRequest({ disableRequestLogging: !logging }),
     requestIdHeader: 'x-request-id',
     // A malformed percent-escape or an overlong path segment never reaches a route; without
     // this, Fastify answers its own body (with an extra `code`, and a 414 for the length).
@@ -77,7 +78,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   );
   installRequestId(app);
   // CORS before the guard (a preflight has no token); OpenAPI before the routes it lists.
-  await installCors(app, config.corsOrigins);
+  installCors(app, config.corsOrigins);
   await installOpenApi(app, config);
   // Faults and the journal see every request; a fault strikes before the token check.
   installControlHooks(app, emulator);

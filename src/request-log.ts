@@ -9,6 +9,8 @@ export class OneLinePerRequest extends LogController {
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    // Without a logger (LOG_LEVEL=silent, or none given to buildApp), not even the line is built.
+    if (this.isLogDisabled(request)) return;
     const line = {
       method: request.method,
       url: request.url,
@@ -25,7 +27,9 @@ export class OneLinePerRequest extends LogController {
 
 /** Echoes the request id (the caller's X-Request-Id, or Fastify's) so a caller can find its log line. */
 export function installRequestId(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request, reply) => {
+  // A callback hook: it runs on every request, and an async one costs a promise each time.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
 }

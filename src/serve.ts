@@ -19,11 +19,16 @@ export async function serve(
   const emu = await startEmulator({
     ...config,
     fixtures: config.fixturesDir,
-    logger: {
-      level: config.logLevel,
-      // Pretty lines for a person at a terminal; JSON lines for machines and containers.
-      ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {}),
-    },
+    // Silent means no logger at all: a pino logger at level silent still makes a child
+    // logger for every request.
+    logger:
+      config.logLevel === 'silent'
+        ? false
+        : {
+            level: config.logLevel,
+            // Pretty lines for a person at a terminal; JSON lines for machines and containers.
+            ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {}),
+          },
   });
   const { app } = emu;
   closeWithGrace({ delay: SHUTDOWN_GRACE_MS, logger: app.log }, async ({ signal, err }) => {

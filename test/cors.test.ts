@@ -48,6 +48,14 @@ describe('CORS, any origin (the default)', () => {
     expect(res.json().message).toBe('the X-Auth-Token header is missing');
   });
 
+  it('adds no CORS headers to a request without an Origin, which is no browser cross-origin call', async () => {
+    ({ app } = await makeApp(authSeed()));
+    const res = await app.inject({ url: OBJECTS, headers: AUTH });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['access-control-allow-origin']).toBeUndefined();
+    expect(res.headers['access-control-expose-headers']).toBeUndefined();
+  });
+
   it('answers a bare OPTIONS (no Origin) without a text/plain error', async () => {
     ({ app } = await makeApp(authSeed()));
     const res = await app.inject({ method: 'OPTIONS', url: OBJECTS });
@@ -67,6 +75,13 @@ describe('CORS, a list of origins', () => {
       expect(String(res.headers.vary)).toMatch(/Origin/i);
       const simple = await app.inject({ url: OBJECTS, headers: { ...AUTH, origin } });
       expect(simple.headers['access-control-allow-origin']).toBe(origin);
+    }
+  });
+
+  it('says Vary: Origin on every answer, with an Origin or without', async () => {
+    ({ app } = await makeApp(authSeed(), config));
+    for (const headers of [AUTH, { ...AUTH, origin: FRONTEND }, { ...AUTH, origin: 'https://evil.example.net' }]) {
+      expect(String((await app.inject({ url: OBJECTS, headers })).headers.vary)).toMatch(/Origin/i);
     }
   });
 

@@ -49,7 +49,8 @@ const seed = (): State => parseState({
 
 /** The statuses each interface documents (the specification's error tables and the behaviour reference), plus 413 for an oversized body. */
 function allowedStatuses(path: string): ReadonlySet<number> {
-  const p = path.toLowerCase();
+  // Spelled the way the router reads it: without case, and with repeated slashes as one.
+  const p = path.toLowerCase().replace(/\/{2,}/g, '/');
   if (p.startsWith('/concerto/services/rest/cloudservice')) return new Set([200, 202, 204, 400, 401, 404, 405, 413]);
   if (p.startsWith('/concerto/services/rest/repositoryservice')) return new Set([200, 204, 400, 401, 404, 405, 413]);
   if (p.startsWith('/concerto/mpulse/api/annotations')) return new Set([200, 204, 400, 401, 404, 405, 413, 415, 429]);

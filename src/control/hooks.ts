@@ -1,8 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { Emulator } from '../emulator.js';
-import { canonicalPath } from '../auth/guard.js';
+import { requestPath } from '../auth/guard.js';
+import type { FaultVerdict } from './faults.js';
 import { sendError } from '../core/errors.js';
 import { DOCS_PATH, OPENAPI_PATH } from '../openapi.js';
 import { UI_PREFIX } from '../ui/plugin.js';
@@ -26,13 +26,9 @@ declare module 'fastify' {
   }
 }
 
+const CONTROL_BELOW = `${CONTROL}/`;
 function isControlPath(path: string): boolean {
-  return path === CONTROL || path.startsWith(`${CONTROL}/`);
-}
-
-function splitUrl(url: string): { path: string; query?: string } {
-  const q = url.indexOf('?');
-  return q < 0 ? { path: url } : { path: url.slice(0, q), ...(q < url.length - 1 ? { query: url.slice(q + 1) } : {}) };
+  return path === CONTROL || path.startsWith(CONTROL_BELOW);
 }
 
 /** Compares digests, so neither the content nor the length of the token leaks through timing. */
@@ -46,70 +42,85 @@ function sameSecret(given: string, expected: string): boolean {
  * root instance before any route plugin: the admin-token check of /_emulator, fault
  * injection and the request journal. Call it before the X-Auth-Token guard, so that a fault
  * hits a request the way a failing network or proxy would: before the service checks it.
+ * Callback hooks, not async ones: they run on every request and wait only for a fault's
+ * latency.
  */
 export function installControlHooks(app: FastifyInstance, emulator: Emulator): void {
   app.decorateRequest('arrivedAt', 0);
   app.decorateRequest('faultRuleIds', null);
 
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     request.arrivedAt = emulator.clock.now();
-    const path = canonicalPath(request.url);
-    if (isControlPath(path)) return checkAdminToken(request, reply, emulator, path);
-    return injectFaults(request, reply, emulator);
+    const path = requestPath(request);
+    if (isControlPath(path)) {
+      if (!refuseWithoutAdminToken(request, reply, emulator, path)) done();
+      return;
+    }
+    injectFaults(request, reply, emulator, done);
   });
 
-  app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (emulator.journal.size === 0 || isControlPath(canonicalPath(request.url))) return;
-    record(emulator, request, reply.statusCode, reply.elapsedTime);
+  app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    if (emulator.journal.size > 0 && !isControlPath(requestPath(request))) record(emulator, request, reply.statusCode, reply.elapsedTime);
+    done();
   });
 }
 
 function record(emulator: Emulator, request: FastifyRequest, status: number, elapsedMs: number): void {
-  emulator.journal.record({
-    time: request.arrivedAt,
-    method: request.method,
-    ...splitUrl(request.url),
-    status,
-    durationMs: Math.round(elapsedMs * 1000) / 1000,
-    ...(request.faultRuleIds ? { faulted: request.faultRuleIds } : {}),
-  });
+  emulator.journal.record(request.arrivedAt, request.method, request.url, status, Math.round(elapsedMs * 1000) / 1000, request.faultRuleIds);
 }
 
-async function checkAdminToken(request: FastifyRequest, reply: FastifyReply, emulator: Emulator, path: string) {
+/** Answers 401 and returns true when the control API needs an admin token this request lacks. */
+function refuseWithoutAdminToken(request: FastifyRequest, reply: FastifyReply, emulator: Emulator, path: string): boolean {
   const expected = emulator.config.adminToken;
-  if (expected === undefined || OPEN_CONTROL_PATHS.has(path) || OPEN_CONTROL_TREES.some((p) => path === p || path.startsWith(`${p}/`))) return;
+  if (expected === undefined || OPEN_CONTROL_PATHS.has(path) || OPEN_CONTROL_TREES.some((p) => path === p || path.startsWith(`${p}/`))) return false;
   const header = request.headers.authorization;
   const challenge = { 'www-authenticate': 'Bearer realm="_emulator"' };
   if (header === undefined) {
-    return sendError(reply, 401, 'the Authorization header is missing: the control API needs Authorization: Bearer <ADMIN_TOKEN>', challenge);
+    sendError(reply, 401, 'the Authorization header is missing: the control API needs Authorization: Bearer <ADMIN_TOKEN>', challenge);
+    return true;
   }
   const match = /^Bearer\s+(.+)$/i.exec(header);
-  if (!match) return sendError(reply, 401, 'the Authorization header must be Bearer <ADMIN_TOKEN>', challenge);
-  if (!sameSecret(match[1].trim(), expected)) return sendError(reply, 401, 'the admin token is wrong', challenge);
+  if (!match) {
+    sendError(reply, 401, 'the Authorization header must be Bearer <ADMIN_TOKEN>', challenge);
+    return true;
+  }
+  if (!sameSecret(match[1].trim(), expected)) {
+    sendError(reply, 401, 'the admin token is wrong', challenge);
+    return true;
+  }
+  return false;
 }
 
-async function injectFaults(request: FastifyRequest, reply: FastifyReply, emulator: Emulator) {
-  const verdict = emulator.faults.judge({ method: request.method, path: splitUrl(request.url).path, headers: request.headers });
-  if (verdict.ruleIds.length === 0) return;
+/** Calls `done` when the request may go on (after any latency), or answers it instead. */
+function injectFaults(request: FastifyRequest, reply: FastifyReply, emulator: Emulator, done: HookHandlerDoneFunction): void {
+  const q = request.url.indexOf('?');
+  const verdict = emulator.faults.judge({ method: request.method, path: q < 0 ? request.url : request.url.slice(0, q), headers: request.headers });
+  if (verdict.ruleIds.length === 0) return done();
   request.faultRuleIds = verdict.ruleIds;
-  if (verdict.latencyMs > 0) await sleep(verdict.latencyMs);
-  const answer = verdict.answer;
-  if (!answer) return;
+  if (verdict.latencyMs > 0) setTimeout(() => answerFault(request, reply, emulator, verdict.answer, done), verdict.latencyMs);
+  else answerFault(request, reply, emulator, verdict.answer, done);
+}
+
+function answerFault(request: FastifyRequest, reply: FastifyReply, emulator: Emulator, answer: FaultVerdict['answer'], done: HookHandlerDoneFunction): void {
+  if (!answer) return done();
   if ('drop' in answer.action) {
     // A hijacked request never reaches onResponse, so it is journaled here.
     if (emulator.journal.size > 0) record(emulator, request, 0, reply.elapsedTime);
     reply.hijack();
     // Destroying the response destroys its socket; an injected request rejects instead of hanging.
     reply.raw.destroy();
-    return reply;
+    return;
   }
   const { status, body } = answer.action;
   // The marker tells a person reading a client's log that the failure was staged.
   const headers = { ...answer.action.headers, 'x-emulator-fault': answer.ruleId };
-  if (body === undefined) return sendError(reply, status, `fault injected by rule '${answer.ruleId}'`, headers);
+  if (body === undefined) {
+    sendError(reply, status, `fault injected by rule '${answer.ruleId}'`, headers);
+    return;
+  }
   // A string body is sent as it is (a proxy's HTML error page, say); anything else as JSON.
   const type = typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8';
-  return reply
+  reply
     .code(status)
     .type(type)
     .headers(headers)

@@ -14,10 +14,18 @@ export class Journal {
     this.ring = new Array(size);
   }
 
-  record(entry: Omit<JournalRecord, 'id'>): void {
+  /**
+   * Records one request; `url` is split here into its path and query. Runs after every
+   * request, so it builds the record and nothing else.
+   */
+  record(time: number, method: string, url: string, status: number, durationMs: number, faulted: string[] | null): void {
     if (this.size === 0) return;
-    this.ring[this.next] = { id: ++this.lastId, ...entry };
-    this.next = (this.next + 1) % this.size;
+    const q = url.indexOf('?');
+    const entry: JournalRecord = { id: ++this.lastId, time, method, path: q < 0 ? url : url.slice(0, q), status, durationMs };
+    if (q >= 0 && q < url.length - 1) entry.query = url.slice(q + 1);
+    if (faulted) entry.faulted = faulted;
+    this.ring[this.next] = entry;
+    this.next = this.next + 1 === this.size ? 0 : this.next + 1;
     this.recorded++;
   }
 
