@@ -40,6 +40,17 @@ function actionBody(resource: string, actions: readonly string[]) {
 
 const userOf = (request: FastifyRequest) => request.session?.userName ?? 'unknown';
 
+/**
+ * The serializer of the hot reads (a grid, the grid and cloud-server lists, a cloud server):
+ * their bodies are built by the view functions with exactly the schema's keys, in the order
+ * the schema serializer (fast-json-stringify) writes them, so JSON.stringify writes the same
+ * bytes (test/provisioning/serialization.test.ts checks it in every lifecycle state). It
+ * writes them as one flat string in C++, where fast-json-stringify concatenates every key
+ * and value in JavaScript and the socket then flattens the result: about half the time for
+ * the list of 1,000 cloud servers. The response schemas still document these routes.
+ */
+const viewSerializer = () => JSON.stringify;
+
 /** The provisioning interface: grids, cloud servers, RSDBs and test environments. */
 export const provisioningRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = async (app, { emulator }) => {
   installErrorHandling(app, { unsupportedMediaType: 400 });
@@ -66,14 +77,20 @@ export const provisioningRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator 
   /** GET /grid/: every grid started at least once, terminated ones included */
   app.get(
     '/grid',
-    { schema: { tags: TAGS, summary: 'List active grids', response: { 200: Type.Array(GridSchema), ...LIST_ERRORS } } },
+    {
+      schema: { tags: TAGS, summary: 'List active grids', response: { 200: Type.Array(GridSchema), ...LIST_ERRORS } },
+      serializerCompiler: viewSerializer,
+    },
     async () => store().listGrids(),
   );
 
   /** GET /grid/:id: a grid with its servers, journal and statistics */
   app.get(
     '/grid/:id',
-    { schema: { tags: TAGS, summary: 'Get a grid', params: IdParamsSchema, response: { 200: GridSchema, ...READ_ERRORS } } },
+    {
+      schema: { tags: TAGS, summary: 'Get a grid', params: IdParamsSchema, response: { 200: GridSchema, ...READ_ERRORS } },
+      serializerCompiler: viewSerializer,
+    },
     async (request) => store().getGrid(parseId(request.params.id, 'grid')),
   );
 
@@ -104,6 +121,7 @@ export const provisioningRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator 
     '/cloudserver',
     {
       schema: { tags: TAGS, summary: 'List cloud servers', response: { 200: Type.Array(CloudServerListItemSchema), ...LIST_ERRORS } },
+      serializerCompiler: viewSerializer,
     },
     async () => store().listCloudServers(),
   );
@@ -111,7 +129,10 @@ export const provisioningRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator 
   /** GET /cloudserver/:id: a cloud server with its host names */
   app.get(
     '/cloudserver/:id',
-    { schema: { tags: TAGS, summary: 'Get a cloud server', params: IdParamsSchema, response: { 200: CloudServerSchema, ...READ_ERRORS } } },
+    {
+      schema: { tags: TAGS, summary: 'Get a cloud server', params: IdParamsSchema, response: { 200: CloudServerSchema, ...READ_ERRORS } },
+      serializerCompiler: viewSerializer,
+    },
     async (request) => store().getCloudServer(parseId(request.params.id, 'cloud server')),
   );
 

@@ -454,7 +454,12 @@ export class ProvisioningStore {
   }
 
   private deploymentServers(grid: GridSeed): CloudServerRecord[] {
-    return (grid.deployment?.cloudServerIds ?? []).flatMap((id) => this.servers.get(id) ?? []);
+    const servers: CloudServerRecord[] = [];
+    for (const id of grid.deployment?.cloudServerIds ?? []) {
+      const server = this.servers.get(id);
+      if (server) servers.push(server);
+    }
+    return servers;
   }
 
   private gridView(grid: GridSeed, now: number, form: GridForm): Grid {

@@ -3,7 +3,7 @@
  * a record: the state at `now` follows from the schedules alone.
  */
 import { javaDateString } from '../core/clock.js';
-import { stateAt, visibleAt, type Step } from '../core/lifecycle.js';
+import { stateAt, type Step } from '../core/lifecycle.js';
 import {
   FINAL_GRID_STATES,
   type CloudServer,
@@ -52,90 +52,121 @@ export const environmentState = (env: EnvironmentSeed, now: number): Environment
 
 const PENDING = new Set<ServerState>(['PENDING']);
 const BUSY = new Set<ServerState>(['RUNNING', 'BUSY']);
-const ROLE_COUNTERS: Record<ServerRole, { instances: keyof Grid; checked: keyof Grid }> = {
-  LOAD_GENERATOR: { instances: 'maestroInstances', checked: 'totalCheckedLoadGeneratorServers' },
-  RESULTS: { instances: 'resultsServiceInstances', checked: 'totalCheckedResultsServers' },
-  COLLECTOR: { instances: 'collectorInstances', checked: 'totalCheckedCollectorServers' },
-};
+const ALLOCATING = new Set<GridState>(['ALLOCATING']);
+const CHECKING = new Set<GridState>(['CHECKING']);
 
 /** A server got its public host once it first reached RUNNING; before that it has none. */
 const hasPublicHost = (server: CloudServerRecord, now: number) => reached(server.steps, 'RUNNING', now);
 
-function locationStatistics(servers: readonly CloudServerRecord[], now: number, withAverages: boolean): Grid['statistics']['locations'] {
+type LocationStatistics = Grid['statistics']['locations'][number];
+
+function locationStatistics(servers: readonly CloudServerRecord[], now: number, withAverages: boolean): LocationStatistics[] {
   const byLocation = new Map<number, CloudServerRecord[]>();
-  for (const server of servers) byLocation.set(server.locationID, [...(byLocation.get(server.locationID) ?? []), server]);
-  return [...byLocation.entries()]
-    .sort(([a], [b]) => a - b)
-    .map(([locationID, group]) => {
-      const pending = group.map((s) => timeIn(s.steps, PENDING, now));
-      const busy = group.map((s) => timeIn(s.steps, BUSY, now));
-      const allocationTimes = group.flatMap((s) => {
-        const running = s.steps.find((step) => step.state === 'RUNNING' && step.at <= now);
-        return running ? [running.at - s.createdAt] : [];
-      });
-      const timedOut = group.filter((s) => s.steps.find((step) => step.state !== 'PENDING' && step.at <= now)?.state === 'FAILED');
-      const average = (values: number[]) => (values.length ? Math.round(values.reduce((a, b) => a + b, 0) / values.length) : 0);
-      return {
-        locationID,
-        locationName: group[0].locationName,
-        totalServersAllocated: allocationTimes.length,
-        totalTimedOutServers: timedOut.length,
-        maxBusyTime: Math.max(...busy),
-        minBusyTime: Math.min(...busy),
-        maxPendingTime: Math.max(...pending),
-        minPendingTime: Math.min(...pending),
-        ...(withAverages ? { averageAllocationTime: average(allocationTimes), averagePendingTime: average(pending) } : {}),
-      };
-    });
+  for (const server of servers) {
+    const group = byLocation.get(server.locationID);
+    if (group) group.push(server);
+    else byLocation.set(server.locationID, [server]);
+  }
+  return [...byLocation.keys()].sort((a, b) => a - b).map((id) => locationSummary(id, byLocation.get(id)!, now, withAverages));
+}
+
+/** One location's line; `group` is never empty. */
+function locationSummary(locationID: number, group: readonly CloudServerRecord[], now: number, withAverages: boolean): LocationStatistics {
+  let allocated = 0;
+  let allocationTotal = 0;
+  let timedOut = 0;
+  let pendingTotal = 0;
+  let maxBusy = -Infinity;
+  let minBusy = Infinity;
+  let maxPending = -Infinity;
+  let minPending = Infinity;
+  for (const server of group) {
+    const pending = timeIn(server.steps, PENDING, now);
+    const busy = timeIn(server.steps, BUSY, now);
+    pendingTotal += pending;
+    maxPending = Math.max(maxPending, pending);
+    minPending = Math.min(minPending, pending);
+    maxBusy = Math.max(maxBusy, busy);
+    minBusy = Math.min(minBusy, busy);
+    const running = server.steps.find((step) => step.state === 'RUNNING' && step.at <= now);
+    if (running) {
+      allocated++;
+      allocationTotal += running.at - server.createdAt;
+    }
+    if (server.steps.find((step) => step.state !== 'PENDING' && step.at <= now)?.state === 'FAILED') timedOut++;
+  }
+  const summary: LocationStatistics = {
+    locationID,
+    locationName: group[0].locationName,
+    totalServersAllocated: allocated,
+    totalTimedOutServers: timedOut,
+    maxBusyTime: maxBusy,
+    minBusyTime: minBusy,
+    maxPendingTime: maxPending,
+    minPendingTime: minPending,
+  };
+  if (withAverages) {
+    summary.averageAllocationTime = allocated ? Math.round(allocationTotal / allocated) : 0;
+    summary.averagePendingTime = Math.round(pendingTotal / group.length);
+  }
+  return summary;
 }
 
 /**
  * A grid as the interface shows it. `servers` are the cloud servers of its current
  * deployment, in the order the deployment created them.
+ *
+ * Every object here is built with its keys in the order the schema serializer writes them
+ * (the schema's required keys in schema order, then its optional ones): the reads answer
+ * them with JSON.stringify (see provisioning/routes.ts), and the bytes must be the same.
  */
 export function gridView(grid: GridSeed, servers: readonly CloudServerRecord[], now: number, form: GridForm): Grid {
   const deployment = grid.deployment;
   const state = gridState(grid, now);
-  const counters = {
-    collectorInstances: 0,
-    maestroInstances: 0,
-    resultsServiceInstances: 0,
-    totalCheckedCollectorServers: 0,
-    totalCheckedLoadGeneratorServers: 0,
-    totalCheckedResultsServers: 0,
-  } satisfies Partial<Record<keyof Grid, number>>;
+  const running = { LOAD_GENERATOR: 0, RESULTS: 0, COLLECTOR: 0 } satisfies Record<ServerRole, number>;
+  const checked = { LOAD_GENERATOR: 0, RESULTS: 0, COLLECTOR: 0 } satisfies Record<ServerRole, number>;
+  const cloudServers: Grid['cloudServers'] = [];
   for (const server of servers) {
-    const keys = ROLE_COUNTERS[server.role];
-    if (serverState(server, now) === 'RUNNING') counters[keys.instances as keyof typeof counters]++;
-    if (server.checkedAt !== undefined && server.checkedAt <= now) counters[keys.checked as keyof typeof counters]++;
+    if (serverState(server, now) === 'RUNNING') running[server.role]++;
+    if (server.checkedAt !== undefined && server.checkedAt <= now) checked[server.role]++;
+    const entry: Grid['cloudServers'][number] = {
+      cloudType: server.cloudType,
+      id: server.id,
+      launchCPA: server.launchCPA,
+      locationID: server.locationID,
+      name: server.name,
+      securityGroup: server.securityGroup,
+      serverClassName: server.serverClassName,
+      usingReservedAddress: server.usingReservedAddress,
+    };
+    if (hasPublicHost(server, now)) entry.publicHostname = server.publicHostName;
+    cloudServers.push(entry);
   }
+  const journalEntries: Grid['journalEntries'] = [];
+  for (const line of deployment?.journal ?? []) if (line.at <= now) journalEntries.push({ text: line.text, type: line.type });
   const steps = deployment?.steps ?? [];
   const finished = steps.find((s) => s.at <= now && FINAL_GRID_STATES.has(s.state));
-  return {
-    cloudServers: servers.map((s) => ({
-      cloudType: s.cloudType,
-      id: s.id,
-      launchCPA: s.launchCPA,
-      locationID: s.locationID,
-      name: s.name,
-      ...(hasPublicHost(s, now) ? { publicHostname: s.publicHostName } : {}),
-      securityGroup: s.securityGroup,
-      serverClassName: s.serverClassName,
-      usingReservedAddress: s.usingReservedAddress,
-    })),
-    ...counters,
-    ...(deployment ? { instanceId: deployment.instanceId } : {}),
+  const view: Grid = {
+    cloudServers,
+    collectorInstances: running.COLLECTOR,
     isFinal: FINAL_GRID_STATES.has(state),
-    journalEntries: visibleAt(deployment?.journal ?? [], now).map(({ text, type }) => ({ text, type })),
-    ...(form === 'start' ? { serverCompleteBeans: [] } : {}),
+    journalEntries,
+    maestroInstances: running.LOAD_GENERATOR,
+    resultsServiceInstances: running.RESULTS,
     state,
     statistics: {
       locations: locationStatistics(servers, now, form === 'read'),
-      totalAllocationTime: timeIn(steps, new Set<GridState>(['ALLOCATING']), now),
-      totalCheckServerTime: timeIn(steps, new Set<GridState>(['CHECKING']), now),
+      totalAllocationTime: timeIn(steps, ALLOCATING, now),
+      totalCheckServerTime: timeIn(steps, CHECKING, now),
       totalDeploymentTime: deployment ? (finished?.at ?? now) - deployment.startedAt : 0,
     },
+    totalCheckedCollectorServers: checked.COLLECTOR,
+    totalCheckedLoadGeneratorServers: checked.LOAD_GENERATOR,
+    totalCheckedResultsServers: checked.RESULTS,
   };
+  if (deployment) view.instanceId = deployment.instanceId;
+  if (form === 'start') view.serverCompleteBeans = [];
+  return view;
 }
 
 export function cloudServerListItem(server: CloudServerRecord, now: number): CloudServerListItem {
@@ -154,7 +185,14 @@ export function cloudServerListItem(server: CloudServerRecord, now: number): Clo
 /** The single read; the private host exists from creation, the public one from RUNNING. */
 export function cloudServerView(server: CloudServerRecord, now: number): CloudServer {
   return {
-    ...cloudServerListItem(server, now),
+    cloudType: server.cloudType,
+    id: server.id,
+    instanceSize: server.instanceSize,
+    launchCPAName: server.launchCPA,
+    region: server.region,
+    state: serverState(server, now),
+    vendorID: server.vendorID,
+    zone: server.zone,
     privateHostName: server.privateHostName,
     publicHostName: hasPublicHost(server, now) ? server.publicHostName : '',
   };
