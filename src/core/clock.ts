@@ -25,6 +25,9 @@ export interface ControllableClock extends Clock {
 
 export const wallClock = (): number => Date.now();
 
+/** Real time in milliseconds from an arbitrary origin, for measuring how long something took. */
+export const stopwatch = (): number => performance.now();
+
 /**
  * Emulated time = anchor + (source() - sourceAnchor) * scale, plus whatever advance() added.
  * Re-anchoring on every change keeps the time continuous, so it never jumps backwards when
