@@ -116,15 +116,32 @@ function toAjvError(error: ValueError): FastifySchemaValidationError {
   }
 }
 
+/** Whether a `default` (or a reference, which might lead to one) appears anywhere in the schema. */
+function mayFillDefaults(schema: unknown): boolean {
+  if (schema === null || typeof schema !== 'object') return false;
+  if (Array.isArray(schema)) return schema.some(mayFillDefaults);
+  return Object.entries(schema).some(([key, value]) => key === 'default' || key === '$ref' || mayFillDefaults(value));
+}
+
+/** An object of strings only (a path id): text from the URL needs no conversion to fit it. */
+function onlyStrings(schema: Schema): boolean {
+  if (schema[Kind] !== 'Object' || schema.patternProperties !== undefined) return false;
+  if (typeof schema.additionalProperties === 'object') return false;
+  return Object.values(schema.properties as Record<string, Schema>).every((p) => p[Kind] === 'String');
+}
+
 /** Validates bodies without coercion or removal: what is accepted is what was sent. */
 export const strictValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
   const checker = TypeCompiler.Compile(schema);
-  const convert = httpPart !== 'body';
+  // Converting and filling defaults each walk the whole value on every request; most path
+  // schemas need neither.
+  const convert = httpPart !== 'body' && !onlyStrings(schema as Schema);
+  const fillDefaults = mayFillDefaults(schema);
   return (data: unknown) => {
     try {
       // The parsed request is this request's own copy, so filling defaults in place is safe.
       let value = convert ? Value.Convert(schema, data) : data;
-      if (value !== undefined) value = Value.Default(schema, value);
+      if (value !== undefined && fillDefaults) value = Value.Default(schema, value);
       if (checker.Check(value)) return { value };
       const first = checker.Errors(value).First();
       const error = first

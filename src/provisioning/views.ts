@@ -18,7 +18,6 @@ import {
   type Rsdb,
   type RsdbSeed,
   type RsdbState,
-  type ServerRole,
   type ServerState,
 } from './schemas.js';
 
@@ -60,18 +59,21 @@ const hasPublicHost = (server: CloudServerRecord, now: number) => reached(server
 
 type LocationStatistics = Grid['statistics']['locations'][number];
 
+/** One line per location of the servers, by location id. */
 function locationStatistics(servers: readonly CloudServerRecord[], now: number, withAverages: boolean): LocationStatistics[] {
-  const byLocation = new Map<number, CloudServerRecord[]>();
-  for (const server of servers) {
-    const group = byLocation.get(server.locationID);
-    if (group) group.push(server);
-    else byLocation.set(server.locationID, [server]);
-  }
-  return [...byLocation.keys()].sort((a, b) => a - b).map((id) => locationSummary(id, byLocation.get(id)!, now, withAverages));
+  // A grid has a handful of servers in one or a few locations: a scan beats a Map.
+  const ids: number[] = [];
+  for (const server of servers) if (!ids.includes(server.locationID)) ids.push(server.locationID);
+  if (ids.length > 1) ids.sort((a, b) => a - b);
+  const lines: LocationStatistics[] = [];
+  for (const id of ids) lines.push(locationSummary(id, servers, now, withAverages));
+  return lines;
 }
 
-/** One location's line; `group` is never empty. */
-function locationSummary(locationID: number, group: readonly CloudServerRecord[], now: number, withAverages: boolean): LocationStatistics {
+/** The line of one location, from the servers there (of `servers`, at least one). */
+function locationSummary(locationID: number, servers: readonly CloudServerRecord[], now: number, withAverages: boolean): LocationStatistics {
+  let count = 0;
+  let locationName = '';
   let allocated = 0;
   let allocationTotal = 0;
   let timedOut = 0;
@@ -80,7 +82,9 @@ function locationSummary(locationID: number, group: readonly CloudServerRecord[]
   let minBusy = Infinity;
   let maxPending = -Infinity;
   let minPending = Infinity;
-  for (const server of group) {
+  for (const server of servers) {
+    if (server.locationID !== locationID) continue;
+    if (count++ === 0) locationName = server.locationName;
     const pending = timeIn(server.steps, PENDING, now);
     const busy = timeIn(server.steps, BUSY, now);
     pendingTotal += pending;
@@ -88,16 +92,16 @@ function locationSummary(locationID: number, group: readonly CloudServerRecord[]
     minPending = Math.min(minPending, pending);
     maxBusy = Math.max(maxBusy, busy);
     minBusy = Math.min(minBusy, busy);
-    const running = server.steps.find((step) => step.state === 'RUNNING' && step.at <= now);
-    if (running) {
+    const runningAt = firstAt(server.steps, 'RUNNING', now);
+    if (runningAt !== undefined) {
       allocated++;
-      allocationTotal += running.at - server.createdAt;
+      allocationTotal += runningAt - server.createdAt;
     }
-    if (server.steps.find((step) => step.state !== 'PENDING' && step.at <= now)?.state === 'FAILED') timedOut++;
+    if (outcomeAt(server.steps, now) === 'FAILED') timedOut++;
   }
   const summary: LocationStatistics = {
     locationID,
-    locationName: group[0].locationName,
+    locationName,
     totalServersAllocated: allocated,
     totalTimedOutServers: timedOut,
     maxBusyTime: maxBusy,
@@ -107,9 +111,21 @@ function locationSummary(locationID: number, group: readonly CloudServerRecord[]
   };
   if (withAverages) {
     summary.averageAllocationTime = allocated ? Math.round(allocationTotal / allocated) : 0;
-    summary.averagePendingTime = Math.round(pendingTotal / group.length);
+    summary.averagePendingTime = Math.round(pendingTotal / count);
   }
   return summary;
+}
+
+/** When the schedule first entered `state`, if it has by `now`. */
+function firstAt(steps: readonly Step<ServerState>[], state: ServerState, now: number): number | undefined {
+  for (const step of steps) if (step.state === state && step.at <= now) return step.at;
+  return undefined;
+}
+
+/** The first state after PENDING the schedule has reached by `now`, if any. */
+function outcomeAt(steps: readonly Step<ServerState>[], now: number): ServerState | undefined {
+  for (const step of steps) if (step.state !== 'PENDING' && step.at <= now) return step.state;
+  return undefined;
 }
 
 /**
@@ -123,12 +139,26 @@ function locationSummary(locationID: number, group: readonly CloudServerRecord[]
 export function gridView(grid: GridSeed, servers: readonly CloudServerRecord[], now: number, form: GridForm): Grid {
   const deployment = grid.deployment;
   const state = gridState(grid, now);
-  const running = { LOAD_GENERATOR: 0, RESULTS: 0, COLLECTOR: 0 } satisfies Record<ServerRole, number>;
-  const checked = { LOAD_GENERATOR: 0, RESULTS: 0, COLLECTOR: 0 } satisfies Record<ServerRole, number>;
+  let runningCollectors = 0;
+  let runningLoadGenerators = 0;
+  let runningResults = 0;
+  let checkedCollectors = 0;
+  let checkedLoadGenerators = 0;
+  let checkedResults = 0;
   const cloudServers: Grid['cloudServers'] = [];
   for (const server of servers) {
-    if (serverState(server, now) === 'RUNNING') running[server.role]++;
-    if (server.checkedAt !== undefined && server.checkedAt <= now) checked[server.role]++;
+    const running = serverState(server, now) === 'RUNNING';
+    const checked = server.checkedAt !== undefined && server.checkedAt <= now;
+    if (server.role === 'LOAD_GENERATOR') {
+      if (running) runningLoadGenerators++;
+      if (checked) checkedLoadGenerators++;
+    } else if (server.role === 'RESULTS') {
+      if (running) runningResults++;
+      if (checked) checkedResults++;
+    } else {
+      if (running) runningCollectors++;
+      if (checked) checkedCollectors++;
+    }
     const entry: Grid['cloudServers'][number] = {
       cloudType: server.cloudType,
       id: server.id,
@@ -148,11 +178,11 @@ export function gridView(grid: GridSeed, servers: readonly CloudServerRecord[], 
   const finished = steps.find((s) => s.at <= now && FINAL_GRID_STATES.has(s.state));
   const view: Grid = {
     cloudServers,
-    collectorInstances: running.COLLECTOR,
+    collectorInstances: runningCollectors,
     isFinal: FINAL_GRID_STATES.has(state),
     journalEntries,
-    maestroInstances: running.LOAD_GENERATOR,
-    resultsServiceInstances: running.RESULTS,
+    maestroInstances: runningLoadGenerators,
+    resultsServiceInstances: runningResults,
     state,
     statistics: {
       locations: locationStatistics(servers, now, form === 'read'),
@@ -160,9 +190,9 @@ export function gridView(grid: GridSeed, servers: readonly CloudServerRecord[], 
       totalCheckServerTime: timeIn(steps, CHECKING, now),
       totalDeploymentTime: deployment ? (finished?.at ?? now) - deployment.startedAt : 0,
     },
-    totalCheckedCollectorServers: checked.COLLECTOR,
-    totalCheckedLoadGeneratorServers: checked.LOAD_GENERATOR,
-    totalCheckedResultsServers: checked.RESULTS,
+    totalCheckedCollectorServers: checkedCollectors,
+    totalCheckedLoadGeneratorServers: checkedLoadGenerators,
+    totalCheckedResultsServers: checkedResults,
   };
   if (deployment) view.instanceId = deployment.instanceId;
   if (form === 'start') view.serverCompleteBeans = [];
