@@ -113,7 +113,7 @@ describe('startEmulator', () => {
     await expect(fetch(`${url}/_emulator/health`)).rejects.toThrow();
   });
 
-  it('runs the example of docs/running.md: a demo grid comes up when time is advanced', async () => {
+  it('runs the README example of embedding: a demo grid comes up when time is advanced', async () => {
     emu = await startEmulator({ port: 0, clock: new ManualClock() });
     const headers = { 'X-Auth-Token': 'demo-token', 'Content-Type': 'application/json' };
     const start = await fetch(`${emu.provisioningUrl}/grid/101/action`, { method: 'POST', headers, body: '{"action":"start"}' });
