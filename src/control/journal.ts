@@ -1,31 +1,47 @@
 import type { JournalQuery, JournalRecord } from './schemas.js';
 
 /**
- * The last `size` requests, in a ring buffer allocated once: memory stays bounded however
- * long the emulator runs, and recording never allocates more than the record itself.
+ * The last `size` requests, in a ring allocated once: memory stays bounded however long the
+ * emulator runs. The ring is a set of columns (numbers in typed arrays), and a record object
+ * is built only when the journal is read: a record object per request would outlive a few
+ * young-generation collections before the ring overwrote it, and copying and promoting those
+ * cost every request more than writing them.
  */
 export class Journal {
-  private readonly ring: Array<JournalRecord | undefined>;
+  private readonly ids: Float64Array;
+  private readonly times: Float64Array;
+  private readonly durations: Float64Array;
+  private readonly statuses: Uint16Array;
+  private readonly methods: string[];
+  /** The request target as sent: path and query, split when read. */
+  private readonly urls: string[];
+  private readonly faulted: Array<string[] | null>;
   private next = 0;
   private recorded = 0;
   private lastId = 0;
 
   constructor(readonly size: number) {
-    this.ring = new Array(size);
+    this.ids = new Float64Array(size);
+    this.times = new Float64Array(size);
+    this.durations = new Float64Array(size);
+    this.statuses = new Uint16Array(size);
+    this.methods = new Array<string>(size).fill('');
+    this.urls = new Array<string>(size).fill('');
+    this.faulted = new Array<string[] | null>(size).fill(null);
   }
 
-  /**
-   * Records one request; `url` is split here into its path and query. Runs after every
-   * request, so it builds the record and nothing else.
-   */
+  /** Records one request (status 0: the connection was dropped). */
   record(time: number, method: string, url: string, status: number, durationMs: number, faulted: string[] | null): void {
     if (this.size === 0) return;
-    const q = url.indexOf('?');
-    const entry: JournalRecord = { id: ++this.lastId, time, method, path: q < 0 ? url : url.slice(0, q), status, durationMs };
-    if (q >= 0 && q < url.length - 1) entry.query = url.slice(q + 1);
-    if (faulted) entry.faulted = faulted;
-    this.ring[this.next] = entry;
-    this.next = this.next + 1 === this.size ? 0 : this.next + 1;
+    const i = this.next;
+    this.ids[i] = ++this.lastId;
+    this.times[i] = time;
+    this.methods[i] = method;
+    this.urls[i] = url;
+    this.statuses[i] = status;
+    this.durations[i] = durationMs;
+    this.faulted[i] = faulted;
+    this.next = i + 1 === this.size ? 0 : i + 1;
     this.recorded++;
   }
 
@@ -40,11 +56,25 @@ export class Journal {
     const status = statusMatcher(filter.status);
     const out: JournalRecord[] = [];
     const held = Math.min(this.recorded, this.size);
-    for (let i = 1; i <= held; i++) {
-      const entry = this.ring[(this.next - i + this.size) % this.size]!;
-      if (method !== undefined && entry.method !== method) continue;
-      if (filter.pathPrefix !== undefined && !entry.path.startsWith(filter.pathPrefix)) continue;
-      if (status && !status(entry.status)) continue;
+    for (let n = 1; n <= held; n++) {
+      const i = (this.next - n + this.size) % this.size;
+      if (method !== undefined && this.methods[i] !== method) continue;
+      const url = this.urls[i];
+      const q = url.indexOf('?');
+      const path = q < 0 ? url : url.slice(0, q);
+      if (filter.pathPrefix !== undefined && !path.startsWith(filter.pathPrefix)) continue;
+      if (status && !status(this.statuses[i])) continue;
+      const entry: JournalRecord = {
+        id: this.ids[i],
+        time: this.times[i],
+        method: this.methods[i],
+        path,
+        status: this.statuses[i],
+        durationMs: this.durations[i],
+      };
+      if (q >= 0 && q < url.length - 1) entry.query = url.slice(q + 1);
+      const faulted = this.faulted[i];
+      if (faulted) entry.faulted = faulted;
       out.push(entry);
       if (filter.limit !== undefined && out.length >= filter.limit) break;
     }
@@ -52,7 +82,9 @@ export class Journal {
   }
 
   clear(): void {
-    this.ring.fill(undefined);
+    this.methods.fill('');
+    this.urls.fill('');
+    this.faulted.fill(null);
     this.next = 0;
     this.recorded = 0;
   }
