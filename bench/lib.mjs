@@ -9,6 +9,15 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 
+/** A positive number from the environment variable `name`, or `fallback` when unset. */
+export const num = (name, fallback) => {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name}=${raw}: expected a positive number`);
+  return n;
+};
+
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const SERVER_ENTRY = process.env.BENCH_SERVER ?? fileURLToPath(new URL('../dist/server.js', import.meta.url));
 export const BASELINE_ENTRY = fileURLToPath(new URL('./baseline.mjs', import.meta.url));

@@ -25,6 +25,7 @@ import {
   machine,
   markdownTable,
   median,
+  num,
   request,
   rssMiB,
   sleep,
@@ -40,13 +41,6 @@ import {
   writeSeed,
 } from './seeds.mjs';
 
-const num = (name, fallback) => {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name}=${raw}: expected a positive number`);
-  return n;
-};
 const DURATION = num('BENCH_DURATION', 10);
 const ROUNDS = Math.max(1, Math.round(num('BENCH_ROUNDS', 2)));
 const WARMUP = num('BENCH_WARMUP', 2);
