@@ -215,14 +215,7 @@ export function cloudServerListItem(server: CloudServerRecord, now: number): Clo
 /** The single read; the private host exists from creation, the public one from RUNNING. */
 export function cloudServerView(server: CloudServerRecord, now: number): CloudServer {
   return {
-    cloudType: server.cloudType,
-    id: server.id,
-    instanceSize: server.instanceSize,
-    launchCPAName: server.launchCPA,
-    region: server.region,
-    state: serverState(server, now),
-    vendorID: server.vendorID,
-    zone: server.zone,
+    ...cloudServerListItem(server, now),
     privateHostName: server.privateHostName,
     publicHostName: hasPublicHost(server, now) ? server.publicHostName : '',
   };
