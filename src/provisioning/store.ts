@@ -91,6 +91,13 @@ const SERVER_RESTARTABLE = new Set<ServerState>(['RUNNING', 'BUSY', 'FAILED']);
 const SERVER_SETTLED = new Set<ServerState>(['RUNNING', 'BUSY', 'FAILED', 'TERMINATED']);
 const RSDB_SETTLED = new Set<RsdbState>(['LOADED', 'ALLOCATED_DATABASE', 'TERMINATED']);
 
+/** The record with this id, or a 404 naming what was asked for. */
+function existing<T>(records: ReadonlyMap<number, T>, id: number, what: string): T {
+  const record = records.get(id);
+  if (record === undefined) throw notFound(`${what} ${id} does not exist`);
+  return record;
+}
+
 const signedHex = (n: number) => (n < 0 ? `-${(-n).toString(16)}` : n.toString(16));
 
 /**
@@ -418,27 +425,19 @@ export class ProvisioningStore {
   // -------------------------------------------------------------------------------------
 
   private grid(id: number): GridSeed {
-    const grid = this.grids.get(id);
-    if (!grid) throw notFound(`grid ${id} does not exist`);
-    return grid;
+    return existing(this.grids, id, 'grid');
   }
 
   private server(id: number): CloudServerRecord {
-    const server = this.servers.get(id);
-    if (!server) throw notFound(`cloud server ${id} does not exist`);
-    return server;
+    return existing(this.servers, id, 'cloud server');
   }
 
   private rsdb(id: number): RsdbSeed {
-    const rsdb = this.rsdbs.get(id);
-    if (!rsdb) throw notFound(`RSDB ${id} does not exist`);
-    return rsdb;
+    return existing(this.rsdbs, id, 'RSDB');
   }
 
   private environment(id: number): EnvironmentSeed {
-    const env = this.environments.get(id);
-    if (!env) throw notFound(`test environment ${id} does not exist`);
-    return env;
+    return existing(this.environments, id, 'test environment');
   }
 
   private gridDurations(grid: GridSeed | undefined): GridDurations {
