@@ -5,17 +5,10 @@ import { Type } from '@sinclair/typebox';
 import { ErrorBodySchema } from './core/errors.js';
 import type { Config } from './config.js';
 import { version } from './options.js';
+import { PATHS, areaOf } from './http/paths.js';
 
-export const OPENAPI_PATH = '/_emulator/openapi.json';
-export const DOCS_PATH = '/_emulator/docs';
-
-const TOKEN_PREFIXES = [
-  '/concerto/services/rest/CloudService/',
-  '/concerto/services/rest/RepositoryService/v1/Objects',
-  '/concerto/mpulse/api/annotations/',
-];
-const ALERTS_PREFIX = '/concerto/mpulse/api/alerts/';
-const CONTROL_PREFIX = '/_emulator/';
+export const OPENAPI_PATH = PATHS.openapi;
+export const DOCS_PATH = PATHS.docs;
 
 /**
  * The error body every status this document does not list answers with. Its `$id` is left
@@ -40,11 +33,11 @@ Every error answers \`{"statusCode", "error", "message"}\`. The demo session tok
  * @fastify/swagger collects them as they are added.
  */
 export async function installOpenApi(app: FastifyInstance, config: Config): Promise<void> {
-  const needsToken = (url: string) =>
-    TOKEN_PREFIXES.some((p) => url.startsWith(p)) || (config.alertsRequireToken && url.startsWith(ALERTS_PREFIX));
-  // The control API's own open paths: what a health check or a browser page load must reach.
-  const open = (url: string) => url === '/_emulator/health' || ['/_emulator/ui', DOCS_PATH].some((p) => url === p || url.startsWith(`${p}/`));
-  const needsAdmin = (url: string) => config.adminToken !== undefined && url.startsWith(CONTROL_PREFIX) && !open(url);
+  const needsToken = (url: string) => {
+    const { access } = areaOf(url);
+    return access === 'token' || (access === 'alert' && config.alertsRequireToken);
+  };
+  const needsAdmin = (url: string) => config.adminToken !== undefined && areaOf(url).access === 'admin';
 
   await app.register(swagger, {
     openapi: {

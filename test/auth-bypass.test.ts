@@ -8,6 +8,7 @@ import { parseState, type State } from '../src/state.js';
 import { T0, TEST_TOKEN, TEST_USER, authSeed, makeApp, PATHS } from './helpers/app.js';
 import { canonicalPath } from '../src/auth/guard.js';
 import { template } from './provisioning/seed.js';
+import { raw, type RawResponse } from './helpers/raw-http.js';
 
 /**
  * No spelling of a protected path, and no kind of bad token, reaches a protected route. The
@@ -65,35 +66,6 @@ const PROTECTED: Array<{ method: string; path: string; body?: string }> = [
   { method: 'DELETE', path: `${CLOUD}/grid/101` },
   { method: 'GET', path: `${CLOUD}/nothing/here` },
 ];
-
-interface RawResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
-/** One request on a fresh socket, the request target exactly as given. */
-function raw(port: number, method: string, target: string, headers: Record<string, string> = {}, body?: string): Promise<RawResponse> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1');
-    const lines = [`${method} ${target} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: close'];
-    for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
-    if (body !== undefined) lines.push('Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`);
-    socket.on('connect', () => socket.end(`${lines.join('\r\n')}\r\n\r\n${body ?? ''}`));
-    const chunks: Buffer[] = [];
-    socket.on('data', (c) => chunks.push(c));
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      const [head, ...rest] = text.split('\r\n\r\n');
-      const [statusLine, ...headerLines] = head.split('\r\n');
-      const status = Number(statusLine.split(' ')[1]);
-      const parsed = Object.fromEntries(headerLines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
-      // The emulator answers with Content-Length; a chunked answer would need decoding here.
-      resolve({ status, headers: parsed, body: rest.join('\r\n\r\n') });
-    });
-  });
-}
 
 function expect401(res: RawResponse, what: string): void {
   expect(res.status, `${what} -> ${res.status} ${res.body.slice(0, 200)}`).toBe(401);
@@ -275,12 +247,13 @@ describe('no spelling of a protected path gets past a guard', () => {
 
 describe('canonicalPath', () => {
   /** The definition, step by step; canonicalPath skips the steps a path cannot need. */
-  function reference(url: string): string {
-    let path = url.split('?')[0].replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, '');
+  function reference(url: string): string | undefined {
+    let path = url.split(/[?#]/)[0].replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, '');
     try {
       path = decodeURIComponent(path);
     } catch {
-      // Left as it is.
+      // Undecodable: refused, never guessed at.
+      return undefined;
     }
     return path.toLowerCase().replace(/\/{2,}/g, '/').replace(/\/+$/, '');
   }

@@ -1,22 +1,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { Emulator } from '../emulator.js';
-import { requestPath } from '../auth/guard.js';
+import { refuseUndecodable, requestArea } from '../auth/guard.js';
 import type { FaultVerdict } from './faults.js';
 import { stopwatch } from '../core/clock.js';
 import { sendError } from '../core/errors.js';
-import { DOCS_PATH, OPENAPI_PATH } from '../openapi.js';
-import { UI_PREFIX } from '../ui/plugin.js';
+import { PATHS, type Area } from '../http/paths.js';
 
-export const CONTROL_PREFIX = '/_emulator';
-const CONTROL = CONTROL_PREFIX.toLowerCase();
-/** Polled by container health checks, so it must answer without credentials. */
-const OPEN_CONTROL_PATHS = new Set([`${CONTROL}/health`, OPENAPI_PATH.toLowerCase()]);
-/**
- * Static pages, open too: a browser cannot add a Bearer header to a page load, and they hold
- * no state. The dashboard asks for the admin token itself and sends it on its API calls.
- */
-const OPEN_CONTROL_TREES = [UI_PREFIX, DOCS_PATH].map((p) => p.toLowerCase());
+export const CONTROL_PREFIX = PATHS.control;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -27,11 +18,6 @@ declare module 'fastify' {
     /** Ids of the fault rules that acted on this request. */
     faultRuleIds: string[] | null;
   }
-}
-
-const CONTROL_BELOW = `${CONTROL}/`;
-function isControlPath(path: string): boolean {
-  return path === CONTROL || path.startsWith(CONTROL_BELOW);
 }
 
 /** Compares digests, so neither the content nor the length of the token leaks through timing. */
@@ -56,9 +42,10 @@ export function installControlHooks(app: FastifyInstance, emulator: Emulator): v
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     request.arrivedAt = emulator.clock.now();
     request.startedAt = stopwatch();
-    const path = requestPath(request);
-    if (isControlPath(path)) {
-      if (!refuseWithoutAdminToken(request, reply, emulator, path)) done();
+    if (refuseUndecodable(request, reply)) return;
+    const area = requestArea(request) as Area;
+    if (area.control) {
+      if (area.access !== 'admin' || !refuseWithoutAdminToken(request, reply, emulator)) done();
       return;
     }
     injectFaults(request, reply, emulator, done);
@@ -68,7 +55,7 @@ export function installControlHooks(app: FastifyInstance, emulator: Emulator): v
   // onResponse hook): any onResponse hook makes Fastify follow every response's finish and
   // error events, which cost a request more than everything else these hooks do.
   app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, _payload: unknown, done: HookHandlerDoneFunction) => {
-    if (emulator.journal.size > 0 && !isControlPath(requestPath(request))) record(emulator, request, reply.statusCode);
+    if (emulator.journal.size > 0 && !requestArea(request)?.control) record(emulator, request, reply.statusCode);
     done();
   });
 }
@@ -79,9 +66,9 @@ function record(emulator: Emulator, request: FastifyRequest, status: number): vo
 }
 
 /** Answers 401 and returns true when the control API needs an admin token this request lacks. */
-function refuseWithoutAdminToken(request: FastifyRequest, reply: FastifyReply, emulator: Emulator, path: string): boolean {
+function refuseWithoutAdminToken(request: FastifyRequest, reply: FastifyReply, emulator: Emulator): boolean {
   const expected = emulator.config.adminToken;
-  if (expected === undefined || OPEN_CONTROL_PATHS.has(path) || OPEN_CONTROL_TREES.some((p) => path === p || path.startsWith(`${p}/`))) return false;
+  if (expected === undefined) return false;
   const header = request.headers.authorization;
   const challenge = { 'www-authenticate': 'Bearer realm="_emulator"' };
   if (header === undefined) {
@@ -102,8 +89,9 @@ function refuseWithoutAdminToken(request: FastifyRequest, reply: FastifyReply, e
 
 /** Calls `done` when the request may go on (after any latency), or answers it instead. */
 function injectFaults(request: FastifyRequest, reply: FastifyReply, emulator: Emulator, done: HookHandlerDoneFunction): void {
-  const q = request.url.indexOf('?');
-  const verdict = emulator.faults.judge({ method: request.method, path: q < 0 ? request.url : request.url.slice(0, q), headers: request.headers });
+  // The path as sent, cut where the router cuts it: before the query or a fragment.
+  const end = request.url.search(/[?#]/);
+  const verdict = emulator.faults.judge({ method: request.method, path: end < 0 ? request.url : request.url.slice(0, end), headers: request.headers });
   if (verdict.ruleIds.length === 0) return done();
   request.faultRuleIds = verdict.ruleIds;
   if (verdict.latencyMs > 0) setTimeout(() => answerFault(request, reply, emulator, verdict.answer, done), verdict.latencyMs);
