@@ -7,21 +7,26 @@
 //   memory  a sustained mixed load: resident memory after warm-up grows by less than 10%.
 //   kill    with STATE_FILE, kill -9 at random moments during writes and restart: the file
 //           always loads, and nothing acknowledged before the last completed flush is lost.
+//   paths   the path-spelling corpus (scripts/path-corpus.mjs) against every protected
+//           operation of the OpenAPI document, without credentials, with ADMIN_TOKEN and
+//           ALERTS_REQUIRE_TOKEN set: every answer is 400, 401 or 404 and the state is unchanged.
 //
 // Environment: SOAK_SECONDS (default 60, per timed part), SOAK_CLIENTS (50), SOAK_KILLS (20),
-// SOAK_PARTS (race,memory,kill), SOAK_FLUSH_MS (50), BENCH_SERVER (default dist/server.js).
+// SOAK_PARTS (race,memory,kill,paths), SOAK_FLUSH_MS (50), BENCH_SERVER (default dist/server.js).
 import http from 'node:http';
+import net from 'node:net';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HOST, median, num, rssMiB, sleep, startProcess } from '../bench/lib.mjs';
+import { spellings } from './path-corpus.mjs';
 import { BENCH_TOKEN, FIRST_ANNOTATION_ID, grid, writeSeed } from '../bench/seeds.mjs';
 
 const SECONDS = num('SOAK_SECONDS', 60);
 const CLIENTS = Math.round(num('SOAK_CLIENTS', 50));
 const KILLS = Math.round(num('SOAK_KILLS', 20));
 const FLUSH_MS = Math.round(num('SOAK_FLUSH_MS', 50));
-const PARTS = new Set((process.env.SOAK_PARTS ?? 'race,memory,kill').split(',').map((s) => s.trim()));
+const PARTS = new Set((process.env.SOAK_PARTS ?? 'race,memory,kill,paths').split(',').map((s) => s.trim()));
 
 const CLOUD = '/concerto/services/rest/CloudService/v1';
 const REPO = '/concerto/services/rest/RepositoryService/v1';
@@ -530,8 +535,66 @@ async function kill() {
   return verdict.ok;
 }
 
+// ---------------------------------------------------------------------------------------------
+// paths: the attacker's corpus of path spellings, without credentials
+// ---------------------------------------------------------------------------------------------
+
+/** One request on a fresh socket with the request target written byte for byte. */
+function rawStatus(port, method, target, body) {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, HOST);
+    const lines = [`${method} ${target} HTTP/1.1`, `Host: ${HOST}`, 'Connection: close'];
+    if (body !== undefined) lines.push('Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`);
+    socket.on('connect', () => socket.end(`${lines.join('\r\n')}\r\n\r\n${body ?? ''}`));
+    let head = '';
+    socket.on('data', (c) => (head += c.toString('latin1').slice(0, 64)));
+    socket.on('error', () => resolve(0));
+    socket.on('close', () => resolve(Number(head.split(' ')[1]) || 0));
+  });
+}
+
+/** Fills a path template of the OpenAPI document with ids of the demo seed. */
+const concrete = (path) =>
+  path.replace('{kind}/{id}', 'grid/101').replace('{type}', 'grid').replace('{uid}', 'demo-alert').replace('{token}', 'demo-token').replace(/\{id\}/g, '101');
+
+async function paths() {
+  const verdict = new Verdict();
+  const admin = 'soak-admin';
+  const server = await startProcess({ env: { ADMIN_TOKEN: admin, ALERTS_REQUIRE_TOKEN: 'true', RATE_LIMIT_MAX: '1000000000' } });
+  const { call, close } = client(server.port, 4);
+  const adminHeaders = { authorization: `Bearer ${admin}` };
+  try {
+    const doc = (await call('GET', '/_emulator/openapi.json')).json;
+    const operations = [];
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) if (op.security?.length) operations.push({ method: method.toUpperCase(), path: concrete(path) });
+    }
+    const before = (await call('GET', '/_emulator/state', { headers: adminHeaders })).text;
+    const statuses = new Map();
+    let sent = 0;
+    for (const { method, path } of operations) {
+      for (const target of spellings(path, 200)) {
+        const status = await rawStatus(server.port, method, target, method === 'GET' || method === 'DELETE' ? undefined : '{"action":"start"}');
+        sent++;
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        verdict.check([400, 401, 404].includes(status), 'a spelling without credentials got an answer other than 400, 401 or 404', () => `${method} ${target} -> ${status}`);
+      }
+    }
+    const after = (await call('GET', '/_emulator/state', { headers: adminHeaders })).text;
+    verdict.check(before === after, 'the state changed under requests without credentials', 'GET /_emulator/state differs');
+    const counts = [...statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${n} x ${s}`).join(', ');
+    log(`  ${sent} spellings of ${operations.length} protected operations sent without credentials: ${counts}`);
+  } finally {
+    close();
+    await server.stop();
+  }
+  verdict.report('paths');
+  return verdict.ok;
+}
+
 const results = [];
 if (PARTS.has('race')) results.push(await race());
 if (PARTS.has('memory')) results.push(await memory());
 if (PARTS.has('kill')) results.push(await kill());
+if (PARTS.has('paths')) results.push(await paths());
 process.exit(results.every(Boolean) ? 0 : 1);
