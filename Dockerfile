@@ -39,4 +39,4 @@ EXPOSE 8080
 HEALTHCHECK --interval=5s --timeout=3s --start-period=15s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/_emulator/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # Exec form: node is PID 1 and receives SIGTERM itself, closes gracefully and exits 0.
-CMD ["node", "dist/server.js"]
+CMD ["node", "dist/cli/server.js"]

@@ -19,7 +19,7 @@ export const num = (name, fallback) => {
 };
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
-export const SERVER_ENTRY = process.env.BENCH_SERVER ?? fileURLToPath(new URL('../dist/server.js', import.meta.url));
+export const SERVER_ENTRY = process.env.BENCH_SERVER ?? fileURLToPath(new URL('../dist/cli/server.js', import.meta.url));
 export const BASELINE_ENTRY = fileURLToPath(new URL('./baseline.mjs', import.meta.url));
 export const HOST = '127.0.0.1';
 

@@ -1,7 +1,7 @@
 // The benchmark: `npm run bench` (builds first). Prints markdown tables and writes them to
 // bench/results/latest.md. Never part of `npm test`: numbers depend on the machine.
 //
-// Every throughput case runs against the built server (node dist/server.js) in a child process
+// Every throughput case runs against the built server (node dist/cli/server.js) in a child process
 // on loopback, alternately with a baseline: a bare Fastify server in the same Node version
 // answering the very same JSON body (bench/baseline.mjs). Settings (environment):
 //   BENCH_DURATION     seconds of measured load per side and case (default 10)
@@ -11,7 +11,7 @@
 //   BENCH_STARTS       start-ups measured per seed, median reported (default 10)
 //   BENCH_RESETS       resets measured, median reported (default 100)
 //   BENCH_ONLY         comma-separated case ids to run (default: all)
-//   BENCH_SERVER       the server entry to run (default dist/server.js)
+//   BENCH_SERVER       the server entry to run (default dist/cli/server.js)
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -139,15 +139,15 @@ grep -q '"msg":"request"' "$WORK/run.log" || die "no per-request JSON log line"
 if grep '"msg":"request"' "$WORK/run.log" | grep -v '"reqId"' >/dev/null; then die "a request log line carries no reqId"; fi
 
 # --- the command line inside the image ----------------------------------------------------
-"$ENGINE" run --rm "$TAG" node dist/cli.js --help >"$WORK/help.txt" 2>>"$WORK/engine.log"
+"$ENGINE" run --rm "$TAG" node dist/cli/cli.js --help >"$WORK/help.txt" 2>>"$WORK/engine.log"
 grep -q -- '--time-scale' "$WORK/help.txt" || die "cloud-emulator --help does not list --time-scale"
 set +e
-"$ENGINE" run --rm "$TAG" node dist/cli.js --port nope >/dev/null 2>"$WORK/cli.err"
+"$ENGINE" run --rm "$TAG" node dist/cli/cli.js --port nope >/dev/null 2>"$WORK/cli.err"
 code=$?
 set -e
 [[ $code == 2 ]] || die "a bad --port exited $code, expected 2"
 grep -q -- '--port="nope"' "$WORK/cli.err" || die "a bad --port gave no clear message: $(cat "$WORK/cli.err")"
-"$ENGINE" run --rm "$TAG" node dist/cli.js check /app/fixtures >"$WORK/check.txt" 2>>"$WORK/engine.log"
+"$ENGINE" run --rm "$TAG" node dist/cli/cli.js check /app/fixtures >"$WORK/check.txt" 2>>"$WORK/engine.log"
 grep -q '^OK' "$WORK/check.txt" || die "cloud-emulator check of the baked-in fixtures failed"
 log "CLI: --help, exit 2 on a bad value, check: ok"
 

@@ -12,7 +12,7 @@
 //           ALERTS_REQUIRE_TOKEN set: every answer is 400, 401 or 404 and the state is unchanged.
 //
 // Environment: SOAK_SECONDS (default 60, per timed part), SOAK_CLIENTS (50), SOAK_KILLS (20),
-// SOAK_PARTS (race,memory,kill,paths), SOAK_FLUSH_MS (50), BENCH_SERVER (default dist/server.js).
+// SOAK_PARTS (race,memory,kill,paths), SOAK_FLUSH_MS (50), BENCH_SERVER (default dist/cli/server.js).
 import http from 'node:http';
 import net from 'node:net';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';

@@ -2,21 +2,21 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { loadConfig, type Config } from './config.js';
 import { EmulatorClock, type ControllableClock } from './core/clock.js';
-import { installErrorHandling, sendError } from './core/errors.js';
-import { strictValidatorCompiler } from './core/validation.js';
-import { Emulator } from './emulator.js';
-import { emptyState, type State } from './state.js';
-import { installAuthGuard } from './auth/guard.js';
-import { REPOSITORY_PREFIX, repositoryRoutes } from './auth/routes.js';
+import { installErrorHandling, sendError } from './http/errors.js';
+import { strictValidatorCompiler } from './http/validation.js';
+import { Emulator } from './world/world.js';
+import { emptyState, type State } from './world/state.js';
+import { installAuthGuard } from './repository/guard.js';
+import { REPOSITORY_PREFIX, repositoryRoutes } from './repository/routes.js';
 import { PROVISIONING_PREFIX, provisioningRoutes } from './provisioning/routes.js';
 import { ANNOTATIONS_PREFIX, annotationRoutes } from './annotations/routes.js';
 import { ALERTS_PREFIX, alertRoutes } from './alerts/routes.js';
 import { CONTROL_PREFIX, controlRoutes } from './control/routes.js';
 import { installControlHooks } from './control/hooks.js';
-import { installPersistence } from './control/persistence.js';
-import { installCors } from './cors.js';
-import { installOpenApi } from './openapi.js';
-import { OneLinePerRequest, installRequestId } from './request-log.js';
+import { installPersistence } from './world/persistence.js';
+import { installCors } from './http/cors.js';
+import { installOpenApi } from './http/openapi.js';
+import { OneLinePerRequest, installRequestId } from './http/request-log.js';
 import { UI_PREFIX, uiRoutes } from './ui/plugin.js';
 
 export interface BuildAppOptions {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
@@ -108,4 +109,11 @@ export function loadConfig(
   }
   if (problems.length) throw new ConfigError(problems);
   return out as Config;
+}
+
+/** The package's version, read once from package.json (found beside src/ and dist/ alike). */
+let packageVersion: string | undefined;
+export function version(): string {
+  packageVersion ??= (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  return packageVersion;
 }

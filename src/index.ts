@@ -3,16 +3,16 @@ import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { buildApp } from './app.js';
 import { loadConfig, type Config, type ConfigKey } from './config.js';
 import { EmulatorClock, type ControllableClock } from './core/clock.js';
-import type { Emulator } from './emulator.js';
-import { emptyState, loadFixtures, parseState, type State } from './state.js';
+import type { Emulator } from './world/world.js';
+import { emptyState, loadFixtures, parseState, type State } from './world/state.js';
 
 export { buildApp, type BuildAppOptions } from './app.js';
 export { ConfigError, ConfigSchema, SETTINGS, loadConfig, type Config, type ConfigKey, type SettingInfo } from './config.js';
 export { EmulatorClock, ManualClock, type Clock, type ClockStatus, type ControllableClock } from './core/clock.js';
 export { FixtureError } from './core/fixtures.js';
-export { ErrorBodySchema, type ErrorBody } from './core/errors.js';
-export { FixtureFileSchema, StateSchema, emptyState, loadFixtures, parseState, type State } from './state.js';
-export type { Emulator } from './emulator.js';
+export { ErrorBodySchema, type ErrorBody } from './http/errors.js';
+export { FixtureFileSchema, StateSchema, emptyState, loadFixtures, parseState, type State } from './world/state.js';
+export type { Emulator } from './world/world.js';
 
 export interface StartEmulatorOptions extends Partial<Omit<Config, 'fixturesDir'>> {
   /**

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Emulator } from '../emulator.js';
-import { ErrorBodySchema, badRequest, installErrorHandling } from '../core/errors.js';
-import { registerRateLimit } from '../core/rate-limit.js';
+import type { Emulator } from '../world/world.js';
+import { ErrorBodySchema, badRequest, installErrorHandling } from '../http/errors.js';
+import { registerRateLimit } from '../http/rate-limit.js';
 import { AlertParamsSchema, ClearBodySchema, FireBodySchema } from './schemas.js';
 
 export const ALERTS_PREFIX = '/concerto/mpulse/api/alerts';

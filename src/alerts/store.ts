@@ -1,7 +1,7 @@
 import type { Clock } from '../core/clock.js';
-import { conflict, notFound } from '../core/errors.js';
-import { RateCounters } from '../core/rate-limit.js';
-import type { State } from '../state.js';
+import { conflict, notFound } from '../http/errors.js';
+import { RateCounters } from '../http/rate-limit.js';
+import type { State } from '../world/state.js';
 import { ALERT_HISTORY_LIMIT, type Alert, type AlertEvent, type FireContent } from './schemas.js';
 
 /**

@@ -1,10 +1,10 @@
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Emulator } from '../emulator.js';
-import { ApiError, ErrorBodySchema, badRequest, installErrorHandling, unauthorized } from '../core/errors.js';
-import { parseId } from '../core/routing.js';
-import { registerRateLimit } from '../core/rate-limit.js';
+import type { Emulator } from '../world/world.js';
+import { ApiError, ErrorBodySchema, badRequest, installErrorHandling, unauthorized } from '../http/errors.js';
+import { parseId } from '../http/routing.js';
+import { registerRateLimit } from '../http/rate-limit.js';
 import {
   AnnotationCreateBodySchema,
   AnnotationIdSchema,

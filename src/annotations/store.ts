@@ -1,8 +1,8 @@
 import type { Clock } from '../core/clock.js';
-import { badRequest, notFound } from '../core/errors.js';
+import { badRequest, notFound } from '../http/errors.js';
 import { FixtureError } from '../core/fixtures.js';
-import type { State } from '../state.js';
-import { RateCounters } from '../core/rate-limit.js';
+import type { State } from '../world/state.js';
+import { RateCounters } from '../http/rate-limit.js';
 import type {
   Annotation,
   AnnotationCreateBody,

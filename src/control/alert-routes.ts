@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Emulator } from '../emulator.js';
-import { ErrorBodySchema } from '../core/errors.js';
-import { allowOnly } from '../core/routing.js';
+import type { Emulator } from '../world/world.js';
+import { ErrorBodySchema } from '../http/errors.js';
+import { allowOnly } from '../http/routing.js';
 import { AlertParamsSchema, AlertSeedSchema } from '../alerts/schemas.js';
 import { AlertPatchBodySchema } from './schemas.js';
 

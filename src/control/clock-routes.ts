@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Emulator } from '../emulator.js';
-import { ErrorBodySchema, badRequest, notFound } from '../core/errors.js';
-import { allowOnly } from '../core/routing.js';
+import type { Emulator } from '../world/world.js';
+import { ErrorBodySchema, badRequest, notFound } from '../http/errors.js';
+import { allowOnly } from '../http/routing.js';
 import { AdvanceBodySchema, AdvanceResultSchema, ClockSettingsBodySchema, ClockStatusSchema, type AdvanceBody, type ClockStatusBody } from './schemas.js';
 
 export function clockStatus(emulator: Emulator): ClockStatusBody {

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Emulator } from '../emulator.js';
-import { ApiError, ErrorBodySchema, notFound } from '../core/errors.js';
-import { allowOnly } from '../core/routing.js';
-import { FaultRuleError } from './faults.js';
+import type { Emulator } from '../world/world.js';
+import { ApiError, ErrorBodySchema, notFound } from '../http/errors.js';
+import { allowOnly } from '../http/routing.js';
+import { FaultRuleError } from '../world/faults.js';
 import { FaultIdParamsSchema, FaultRuleInputSchema, FaultRuleSchema } from './schemas.js';
 
 /** Fault injection: rules that make matching requests fail, slow down or drop. */

@@ -1,10 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import type { Emulator } from '../emulator.js';
-import { refuseUndecodable, requestArea } from '../auth/guard.js';
-import type { FaultVerdict } from './faults.js';
+import type { Emulator } from '../world/world.js';
+import { refuseUndecodable, requestArea } from '../repository/guard.js';
+import type { FaultVerdict } from '../world/faults.js';
 import { stopwatch } from '../core/clock.js';
-import { sendError } from '../core/errors.js';
+import { sendError } from '../http/errors.js';
 import { PATHS, type Area } from '../http/paths.js';
 
 export const CONTROL_PREFIX = PATHS.control;

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Emulator } from '../emulator.js';
-import { allowOnly } from '../core/routing.js';
+import type { Emulator } from '../world/world.js';
+import { allowOnly } from '../http/routing.js';
 import { JournalListSchema, JournalQuerySchema } from './schemas.js';
 
 /** The request journal: what the system under test sent, and what it got back. */

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Emulator } from '../emulator.js';
-import { installErrorHandling } from '../core/errors.js';
+import type { Emulator } from '../world/world.js';
+import { installErrorHandling } from '../http/errors.js';
 import { stateRoutes } from './state-routes.js';
 import { clockRoutes } from './clock-routes.js';
 import { scenarioRoutes } from './scenario-routes.js';

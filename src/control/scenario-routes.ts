@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Emulator } from '../emulator.js';
-import { ErrorBodySchema, badRequest, notFound } from '../core/errors.js';
-import { allowOnly, parseId } from '../core/routing.js';
+import type { Emulator } from '../world/world.js';
+import { ErrorBodySchema, badRequest, notFound } from '../http/errors.js';
+import { allowOnly, parseId } from '../http/routing.js';
 import { DEFAULT_ENVIRONMENT_DURATIONS, DEFAULT_GRID_DURATIONS, DEFAULT_RSDB_DURATIONS } from '../provisioning/lifecycles.js';
 import {
   LifecyclesSchema,

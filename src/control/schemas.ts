@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { literals } from '../core/schema.js';
-import { MAX_PATH_PATTERN_LENGTH } from './faults.js';
+import { MAX_PATH_PATTERN_LENGTH } from '../world/faults.js';
 
 // ---------------------------------------------------------------------------------------
 // Clock

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Emulator } from '../emulator.js';
-import { ErrorBodySchema, badRequest } from '../core/errors.js';
+import type { Emulator } from '../world/world.js';
+import { ErrorBodySchema, badRequest } from '../http/errors.js';
 import { FixtureError } from '../core/fixtures.js';
-import { allowOnly } from '../core/routing.js';
-import { SECTION_NAMES, StateSchema, parseState, type State } from '../state.js';
+import { allowOnly } from '../http/routing.js';
+import { SECTION_NAMES, StateSchema, parseState, type State } from '../world/state.js';
 import { HealthSchema, ReplaceResultSchema, ResetResultSchema } from './schemas.js';
 
 /** A whole exported state can be far larger than any request of the emulated interfaces. */

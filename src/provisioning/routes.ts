@@ -1,9 +1,9 @@
 import type { FastifyRequest, HTTPMethods } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Emulator } from '../emulator.js';
-import { ErrorBodySchema, badRequest, installErrorHandling } from '../core/errors.js';
-import { allowOnly, parseId } from '../core/routing.js';
+import type { Emulator } from '../world/world.js';
+import { ErrorBodySchema, badRequest, installErrorHandling } from '../http/errors.js';
+import { allowOnly, parseId } from '../http/routing.js';
 import {
   ActionBodySchema,
   CloudServerListItemSchema,

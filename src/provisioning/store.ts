@@ -1,7 +1,7 @@
 import type { Clock } from '../core/clock.js';
-import { badRequest, notFound } from '../core/errors.js';
+import { badRequest, notFound } from '../http/errors.js';
 import { planFrom, positionAt, reschedule, visibleAt, type Step } from '../core/lifecycle.js';
-import type { State } from '../state.js';
+import type { State } from '../world/state.js';
 import { hostFor } from './hosts.js';
 import {
   DEFAULT_ENVIRONMENT_DURATIONS,

@@ -5,9 +5,9 @@ import { fileURLToPath } from 'node:url';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Emulator } from '../emulator.js';
-import { ErrorBodySchema, installErrorHandling, notFound } from '../core/errors.js';
-import { allowOnly } from '../core/routing.js';
+import type { Emulator } from '../world/world.js';
+import { ErrorBodySchema, installErrorHandling, notFound } from '../http/errors.js';
+import { allowOnly } from '../http/routing.js';
 
 export const UI_PREFIX = '/_emulator/ui';
 

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { AUTH, authSeed, makeApp } from '../helpers/app.js';
 import { takeMismatches } from '../helpers/conformance.js';
-import { backtrackingProblem, compilePathPattern, globMatches } from '../../src/control/faults.js';
+import { backtrackingProblem, compilePathPattern, globMatches } from '../../src/world/faults.js';
 
 const OBJECTS = '/concerto/services/rest/RepositoryService/v1/Objects/grid';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FixtureError, jsonPath } from '../../src/core/fixtures.js';
-import { loadFixtures, parseState } from '../../src/state.js';
+import { loadFixtures, parseState } from '../../src/world/state.js';
 
 async function folder(files: Record<string, unknown>): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'fixtures-'));

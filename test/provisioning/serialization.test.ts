@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { AUTH, makeApp, type TestApp } from '../helpers/app.js';
-import { ErrorBodySchema } from '../../src/core/errors.js';
+import { ErrorBodySchema } from '../../src/http/errors.js';
 import { CloudServerListItemSchema, CloudServerSchema, GRID_START_OUTCOMES, GridSchema } from '../../src/provisioning/schemas.js';
 import { CLOUD, GRID_DURATIONS as D, act, grid, seed, template } from './seed.js';
 

@@ -1,0 +1,132 @@
+import type { TSchema } from '@sinclair/typebox';
+import { BUNDLED_FIXTURES_DIR, SETTINGS, version, type ConfigKey, type SettingInfo } from '../config.js';
+
+/** A command line the program cannot act on: the message is shown as is, exit code 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+export type Command =
+  | { kind: 'serve'; overrides: Partial<Record<ConfigKey, string | boolean>> }
+  | { kind: 'check'; overrides: Partial<Record<ConfigKey, string | boolean>>; dir?: string }
+  | { kind: 'help' }
+  | { kind: 'version' };
+
+const BY_FLAG = new Map(SETTINGS.map((s) => [s.flag, s]));
+
+const isBoolean = (s: SettingInfo) => s.schema.type === 'boolean';
+
+/**
+ * Parses `[check [DIR]] [--flag value | --flag=value | --bool | --no-bool]...`. Flags come
+ * from SETTINGS, so a new setting is a new flag without touching this file. A repeated flag
+ * keeps its last value, as most command lines do.
+ */
+export function parseArgs(argv: readonly string[]): Command {
+  const overrides: Partial<Record<ConfigKey, string | boolean>> = {};
+  const positional: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '-h' || arg === '--help') return { kind: 'help' };
+    if (arg === '--version') return { kind: 'version' };
+    if (arg === '--') {
+      positional.push(...argv.slice(i + 1));
+      break;
+    }
+    if (!arg.startsWith('-') || arg === '-') {
+      positional.push(arg);
+      continue;
+    }
+    if (!arg.startsWith('--')) throw new UsageError(`unknown option '${arg}' (see --help)`);
+    const eq = arg.indexOf('=');
+    const name = arg.slice(2, eq === -1 ? undefined : eq);
+    const inline = eq === -1 ? undefined : arg.slice(eq + 1);
+    const negated = name.startsWith('no-') && BY_FLAG.has(name.slice(3)) && isBoolean(BY_FLAG.get(name.slice(3))!);
+    const setting = negated ? BY_FLAG.get(name.slice(3)) : BY_FLAG.get(name);
+    if (!setting) throw new UsageError(`unknown option '--${name}' (see --help)`);
+    if (negated) {
+      if (inline !== undefined) throw new UsageError(`option '--${name}' takes no value`);
+      overrides[setting.key] = false;
+    } else if (isBoolean(setting)) {
+      // A bare boolean flag means true; an explicit value is checked like the variable's.
+      overrides[setting.key] = inline ?? true;
+    } else if (inline !== undefined) {
+      overrides[setting.key] = inline;
+    } else {
+      const next = argv[i + 1];
+      if (next === undefined || (next.startsWith('--') && next.length > 2)) {
+        throw new UsageError(`option '--${name}' needs a value: --${name} ${placeholder(setting.schema)}`);
+      }
+      overrides[setting.key] = next;
+      i++;
+    }
+  }
+  if (positional[0] === 'check') {
+    if (positional.length > 2) throw new UsageError(`'check' takes one folder, got: ${positional.slice(1).join(' ')}`);
+    return { kind: 'check', overrides, dir: positional[1] };
+  }
+  if (positional.length) {
+    throw new UsageError(`unexpected argument '${positional[0]}': options start with -- and the only command is 'check' (see --help)`);
+  }
+  return { kind: 'serve', overrides };
+}
+
+function placeholder(schema: TSchema): string {
+  if (schema.anyOf) return '<value>';
+  if (schema.type === 'integer') return '<integer>';
+  if (schema.type === 'number') return '<number>';
+  return '<text>';
+}
+
+/** A default as a person should read it: the bundled fixtures are named, not located. */
+export function displayDefault(setting: SettingInfo): string {
+  if (setting.key === 'fixturesDir' && setting.default === BUNDLED_FIXTURES_DIR) return 'the bundled demo fixtures';
+  if (setting.default === undefined) return 'unset';
+  return String(setting.default);
+}
+
+/** The --help text, built from SETTINGS so that it lists every option there is. */
+export function helpText(): string {
+  const options = SETTINGS.map((s) => {
+    const flag = isBoolean(s) ? `--[no-]${s.flag}` : `--${s.flag} ${placeholder(s.schema)}`;
+    const values = s.schema.anyOf ? `one of ${s.schema.anyOf.map((v: TSchema) => v.const).join(', ')}; ` : '';
+    return `  ${flag}\n      ${s.description}\n      ${values}env ${s.env}, default: ${displayDefault(s)}`;
+  }).join('\n');
+  return `cloud-emulator ${version()}: a stateful emulator of a cloud load-testing service
+(provisioning, annotations, alerts) with a control API under /_emulator.
+
+Usage:
+  cloud-emulator [options]              start the server
+  cloud-emulator check [DIR] [options]  validate a fixture folder (DIR, else --fixtures,
+                                        FIXTURES_DIR or the bundled seed) and exit:
+                                        0 valid, 1 invalid
+
+Options (each may also be set by its environment variable; the option wins):
+${options}
+  -h, --help
+      show this help
+  --version
+      print the version
+
+Booleans accept true/false, 1/0, yes/no, on/off. A bad value or an unknown option exits
+with code 2. Demo session token: X-Auth-Token: demo-token.
+API reference once started: http://HOST:PORT/_emulator/docs
+`;
+}
+
+/** The README's configuration table, as Markdown. */
+export function configTable(): string {
+  // Markdown: a | ends a cell and <token> would be read as an HTML tag.
+  const escape = (text: string) => text.replace(/\|/g, '\\|').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  const lines = [
+    '| Environment variable | Option | Default | Description |',
+    '|---|---|---|---|',
+    ...SETTINGS.map((s) => {
+      const flag = isBoolean(s) ? `--[no-]${s.flag}` : `--${s.flag}`;
+      return `| \`${s.env}\` | \`${flag}\` | ${s.default === undefined ? 'unset' : displayDefault(s) === String(s.default) ? `\`${displayDefault(s)}\`` : displayDefault(s)} | ${escape(s.description)}${s.schema.anyOf ? ` (one of ${s.schema.anyOf.map((v: TSchema) => `\`${v.const}\``).join(', ')})` : ''} |`;
+    }),
+  ];
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,64 @@
+import { loadConfig } from '../config.js';
+import { loadFixtures, SECTION_NAMES } from '../world/state.js';
+import { version } from '../config.js';
+import { helpText, parseArgs, UsageError } from './args.js';
+import { serve, userFacingStartupError } from './serve.js';
+
+export interface CliOutput {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+const processOutput: CliOutput = {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+};
+
+/**
+ * The command line, apart from the process: returns the exit code, or undefined once the
+ * server is running (it then lives until a signal). Usage and configuration errors exit 2
+ * with one message; an invalid fixture folder under `check` exits 1.
+ */
+export async function runCli(
+  argv: readonly string[],
+  env: Record<string, string | undefined>,
+  output: CliOutput = processOutput,
+): Promise<number | undefined> {
+  const fail = (message: string, code: number) => {
+    output.err(`cloud-emulator: ${message}\n`);
+    return code;
+  };
+  try {
+    const command = parseArgs(argv);
+    switch (command.kind) {
+      case 'help':
+        output.out(helpText());
+        return 0;
+      case 'version':
+        output.out(`${version()}\n`);
+        return 0;
+      case 'check': {
+        const config = loadConfig(env, command.overrides);
+        const dir = command.dir ?? config.fixturesDir;
+        try {
+          const state = await loadFixtures(dir);
+          const counts = SECTION_NAMES.filter((name) => state[name].length).map((name) => `${state[name].length} ${name}`);
+          output.out(`OK ${dir}: ${counts.join(', ') || 'empty'}\n`);
+          return 0;
+        } catch (err) {
+          const message = userFacingStartupError(err);
+          if (!message) throw err;
+          return fail(`invalid fixtures:\n${message}`, 1);
+        }
+      }
+      case 'serve':
+        await serve(command.overrides, env);
+        return undefined;
+    }
+  } catch (err) {
+    if (err instanceof UsageError) return fail(err.message, 2);
+    const message = userFacingStartupError(err);
+    if (message) return fail(message, 2);
+    throw err;
+  }
+}

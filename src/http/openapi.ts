@@ -1,0 +1,93 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { ErrorBodySchema } from './errors.js';
+import type { Config } from '../config.js';
+import { version } from '../config.js';
+import { PATHS, areaOf } from './paths.js';
+
+export const OPENAPI_PATH = PATHS.openapi;
+export const DOCS_PATH = PATHS.docs;
+
+/**
+ * The error body every status this document does not list answers with. Its `$id` is left
+ * out: in the document it is a component, referenced by path.
+ */
+const { $id: _unused, ...ErrorBodyComponent } = ErrorBodySchema;
+
+type Operation = { responses?: Record<string, unknown>; security?: unknown[] };
+
+const DESCRIPTION = `A stateful emulator of a cloud load-testing service.
+
+* **Provisioning** (\`{base_url}\` = \`/concerto\`): grids, cloud servers, results databases, test environments. Needs \`X-Auth-Token\`.
+* **Repository** calls real clients need: log in for a token (\`PUT .../Tokens\`), log out, find objects by name.
+* **Annotations** and **Alerts** (\`{rum_base_url}\` = \`/concerto/mpulse\`). Annotations need \`X-Auth-Token\`.
+* **Control** (\`/_emulator\`): health, reset, state, clock and more, for tests.
+
+Every error answers \`{"statusCode", "error", "message"}\`. The demo session token is \`demo-token\`.`;
+
+/**
+ * The OpenAPI 3.1 document, generated from the routes' own TypeBox schemas, so it cannot
+ * drift from what the server validates and sends. Must be registered before the routes:
+ * @fastify/swagger collects them as they are added.
+ */
+export async function installOpenApi(app: FastifyInstance, config: Config): Promise<void> {
+  const needsToken = (url: string) => {
+    const { access } = areaOf(url);
+    return access === 'token' || (access === 'alert' && config.alertsRequireToken);
+  };
+  const needsAdmin = (url: string) => config.adminToken !== undefined && areaOf(url).access === 'admin';
+
+  await app.register(swagger, {
+    openapi: {
+      // 3.1: schemas are plain JSON Schema, so TypeBox's const and null types stay as they are.
+      openapi: '3.1.0',
+      info: { title: 'cloud-emulator', version: version(), description: DESCRIPTION },
+      tags: [
+        { name: 'Provisioning', description: 'grids, cloud servers, RSDBs, test environments' },
+        { name: 'Repository', description: 'tokens and object look-up' },
+        { name: 'Annotations' },
+        { name: 'Alerts' },
+        { name: 'Control', description: 'the emulator itself: health, reset, state, time' },
+      ],
+      components: {
+        securitySchemes: {
+          XAuthToken: { type: 'apiKey', in: 'header', name: 'X-Auth-Token', description: 'session token from PUT .../Tokens; demo: demo-token' },
+          AdminToken: { type: 'http', scheme: 'bearer', description: 'the ADMIN_TOKEN setting, when set' },
+        },
+        schemas: { ErrorBody: ErrorBodyComponent },
+      },
+    },
+    transform: ({ schema, url }) => {
+      const security = needsToken(url) ? [{ XAuthToken: [] }] : needsAdmin(url) ? [{ AdminToken: [] }] : undefined;
+      return { schema: security ? ({ ...schema, security } as typeof schema) : schema, url };
+    },
+    transformObject: (documentObject) => {
+      const document = (documentObject as { openapiObject: { paths?: Record<string, Record<string, Operation>> } }).openapiObject;
+      // Errors share one body; rather than repeat it on every status of every route, the
+      // document states it once per class, and lists specific ones where a route does.
+      for (const pathItem of Object.values(document.paths ?? {})) {
+        for (const operation of Object.values(pathItem)) {
+          if (!operation || typeof operation !== 'object' || !('responses' in operation)) continue;
+          const error = { description: 'error', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } } };
+          operation.responses = { ...operation.responses, '4XX': error, '5XX': error };
+        }
+      }
+      return document as never;
+    },
+  });
+
+  await app.register(swaggerUi, {
+    routePrefix: DOCS_PATH,
+    uiConfig: { docExpansion: 'list', deepLinking: true, tryItOutEnabled: true, persistAuthorization: true },
+    staticCSP: false,
+  });
+
+  /** GET /_emulator/openapi.json: this document, for code generators and contract tests. */
+  app.get(
+    OPENAPI_PATH,
+    { schema: { hide: true, response: { 200: Type.Object({}, { additionalProperties: true }) } } },
+    async () => app.swagger(),
+  );
+}

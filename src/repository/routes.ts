@@ -1,0 +1,90 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Emulator } from '../world/world.js';
+import { ApiError, ErrorBodySchema, badRequest, installErrorHandling, notFound } from '../http/errors.js';
+import { LogInBodySchema, ObjectsResponseSchema, TokenResponseSchema, type Credentials, type LogInBody, type RepositoryObject } from './schemas.js';
+
+export const REPOSITORY_PREFIX = '/concerto/services/rest/RepositoryService/v1';
+
+/** Object types the Objects call knows, each listing the repository's objects of that type. */
+function objectsOfType(emulator: Emulator, type: string): RepositoryObject[] | undefined {
+  const { provisioning, annotations } = emulator.stores;
+  const lists: Record<string, () => ReadonlyArray<{ id: number; name: string }>> = {
+    grid: () => provisioning.catalog().grids,
+    testenvironment: () => provisioning.catalog().environments,
+    rsdb: () => provisioning.catalog().rsdbs,
+    domain: () => annotations.domains(),
+  };
+  const list = Object.hasOwn(lists, type) ? lists[type]() : undefined;
+  return list?.map(({ id, name }) => ({ id, name, type }));
+}
+
+function credentials({ userName, password, apiToken, tenant }: LogInBody): Credentials {
+  if (apiToken !== undefined) {
+    if (userName !== undefined || password !== undefined) throw badRequest('send either userName and password, or apiToken, not both');
+    return { apiToken, tenant };
+  }
+  if (userName === undefined || password === undefined) throw badRequest('missing credentials: send userName and password, or apiToken');
+  return { userName, password, tenant };
+}
+
+/** The Repository service calls real clients need: log in, log out, find objects by name. */
+export const repositoryRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = async (app, { emulator }) => {
+  installErrorHandling(app, { unsupportedMediaType: 400 });
+  app.removeContentTypeParser('text/plain');
+
+  /** PUT /Tokens: log in with user name and password, or an API token. */
+  app.put(
+    '/Tokens',
+    {
+      schema: {
+        tags: ['Repository'],
+        summary: 'Log in: get a session token for X-Auth-Token',
+        body: LogInBodySchema,
+        response: { 200: TokenResponseSchema, 400: ErrorBodySchema, 401: ErrorBodySchema },
+      },
+    },
+    async (request) => {
+      const token = emulator.stores.auth.logIn(credentials(request.body));
+      if (!token) throw new ApiError(401, 'bad credentials: unknown user, wrong password or API token, or wrong tenant');
+      return { token };
+    },
+  );
+
+  /** DELETE /Tokens/<token>: log out; idempotent, and needs no X-Auth-Token. */
+  app.delete(
+    '/Tokens/:token',
+    {
+      schema: {
+        tags: ['Repository'],
+        summary: 'Log out: invalidate a session token',
+        params: Type.Object({ token: Type.String() }),
+        response: { 204: Type.Null() },
+      },
+    },
+    async (request, reply) => {
+      emulator.stores.auth.logOut(request.params.token);
+      return reply.code(204).send(null);
+    },
+  );
+
+  /** GET /Objects/<type>[?name=]: repository objects of a type, optionally by exact name. */
+  app.get(
+    '/Objects/:type',
+    {
+      schema: {
+        tags: ['Repository'],
+        summary: 'Find repository objects (grid, testenvironment, rsdb, domain) by name',
+        params: Type.Object({ type: Type.String() }),
+        querystring: Type.Object({ name: Type.Optional(Type.String()) }),
+        response: { 200: ObjectsResponseSchema, 401: ErrorBodySchema, 404: ErrorBodySchema },
+      },
+    },
+    async (request) => {
+      const objects = objectsOfType(emulator, request.params.type);
+      if (!objects) throw notFound(`unknown object type '${request.params.type}': use grid, testenvironment, rsdb or domain`);
+      const { name } = request.query;
+      return { objects: name === undefined ? objects : objects.filter((o) => o.name === name) };
+    },
+  );
+};

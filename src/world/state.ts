@@ -1,0 +1,118 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { FixtureError, readFixtureFiles, validate } from '../core/fixtures.js';
+import { TokenSeedSchema, UserSeedSchema } from '../repository/schemas.js';
+import {
+  CloudServerRecordSchema,
+  EnvironmentSeedSchema,
+  GridSeedSchema,
+  RsdbSeedSchema,
+} from '../provisioning/schemas.js';
+import { AnnotationSeedSchema, DomainSeedSchema } from '../annotations/schemas.js';
+import { AlertSeedSchema } from '../alerts/schemas.js';
+
+/**
+ * The whole state of the emulator, in the fixture format. A fixture file holds any subset of
+ * these lists; a folder of them is merged into one State. An export of the running emulator
+ * is a State too, so an export is always a valid fixture set.
+ */
+const sections = {
+  users: Type.Array(UserSeedSchema, { default: [] }),
+  tokens: Type.Array(TokenSeedSchema, { default: [] }),
+  grids: Type.Array(GridSeedSchema, { default: [] }),
+  cloudServers: Type.Array(CloudServerRecordSchema, { default: [], description: 'created by grid starts; rarely written by hand' }),
+  rsdbs: Type.Array(RsdbSeedSchema, { default: [] }),
+  environments: Type.Array(EnvironmentSeedSchema, { default: [] }),
+  domains: Type.Array(DomainSeedSchema, { default: [] }),
+  annotations: Type.Array(AnnotationSeedSchema, { default: [] }),
+  alerts: Type.Array(AlertSeedSchema, { default: [] }),
+};
+export type SectionName = keyof typeof sections;
+export const SECTION_NAMES = Object.keys(sections) as SectionName[];
+
+export const StateSchema = Type.Object(
+  { $schema: Type.Optional(Type.String({ description: 'path of the JSON Schema, for editors' })), ...sections },
+  { additionalProperties: false, $id: 'State' },
+);
+export type State = Static<typeof StateSchema>;
+
+/** What a fixture file may hold: any subset of the sections. */
+export const FixtureFileSchema = Type.Partial(StateSchema, { additionalProperties: false });
+
+export function emptyState(): State {
+  return Object.fromEntries(SECTION_NAMES.map((name) => [name, []])) as unknown as State;
+}
+
+/** Identity of an element of each section, for duplicate detection and cross references. */
+const keyOf: Record<SectionName, (item: never) => string | number> = {
+  users: (u: { userName: string }) => u.userName,
+  tokens: (t: { token: string }) => t.token,
+  grids: (g: { id: number }) => g.id,
+  cloudServers: (c: { id: number }) => c.id,
+  rsdbs: (r: { id: number }) => r.id,
+  environments: (e: { id: number }) => e.id,
+  domains: (d: { id: number }) => d.id,
+  annotations: (a: { id: number }) => a.id,
+  alerts: (a: { uid: string }) => a.uid,
+};
+
+/** Problems a schema cannot see: duplicates and references to things that do not exist. */
+export function consistencyProblems(state: State): string[] {
+  const problems: string[] = [];
+  const keys = {} as Record<SectionName, Set<string | number>>;
+  for (const name of SECTION_NAMES) {
+    keys[name] = new Set();
+    (state[name] as never[]).forEach((item, i) => {
+      const key = keyOf[name](item);
+      if (keys[name].has(key)) problems.push(`$.${name}[${i}]: duplicate ${name} entry ${JSON.stringify(key)}`);
+      keys[name].add(key);
+    });
+  }
+  state.tokens.forEach((t, i) => {
+    if (!keys.users.has(t.userName)) problems.push(`$.tokens[${i}].userName: no user '${t.userName}'`);
+  });
+  state.cloudServers.forEach((c, i) => {
+    if (!keys.grids.has(c.gridId)) problems.push(`$.cloudServers[${i}].gridId: no grid ${c.gridId}`);
+  });
+  state.grids.forEach((g, i) => {
+    g.deployment?.cloudServerIds.forEach((id, j) => {
+      if (!keys.cloudServers.has(id)) problems.push(`$.grids[${i}].deployment.cloudServerIds[${j}]: no cloud server ${id}`);
+    });
+  });
+  state.annotations.forEach((a, i) => {
+    a.domainIds.forEach((d, j) => {
+      if (!keys.domains.has(d)) problems.push(`$.annotations[${i}].domainIds[${j}]: no domain ${d}`);
+    });
+  });
+  return problems;
+}
+
+/** Validates a whole state (a PUT of /_emulator/state, a state file). */
+export function parseState(data: unknown, where: string): State {
+  const state = validate(StateSchema, { ...emptyState(), ...(data as object) }, where);
+  const problems = consistencyProblems(state);
+  if (problems.length) throw new FixtureError(problems.map((p) => `${where}: ${p}`).join('\n'));
+  return state;
+}
+
+/** Reads and merges every fixture file of a folder into one State. */
+export async function loadFixtures(dir: string): Promise<State> {
+  const files = await readFixtureFiles(dir, FixtureFileSchema);
+  const state = emptyState();
+  const origin = new Map<string, string>();
+  for (const { file, data } of files) {
+    for (const name of SECTION_NAMES) {
+      const items = (data[name] ?? []) as never[];
+      for (const item of items) {
+        const key = `${name}:${keyOf[name](item)}`;
+        if (origin.has(key)) {
+          throw new FixtureError(`${file}: $.${name}: ${JSON.stringify(keyOf[name](item))} is also defined in ${origin.get(key)}`);
+        }
+        origin.set(key, file);
+        (state[name] as never[]).push(item);
+      }
+    }
+  }
+  const problems = consistencyProblems(state);
+  if (problems.length) throw new FixtureError(problems.map((p) => `${dir}: ${p}`).join('\n'));
+  return state;
+}

@@ -1,0 +1,93 @@
+import type { Config } from '../config.js';
+import type { ControllableClock } from '../core/clock.js';
+import { AuthStore } from '../repository/store.js';
+import { ProvisioningStore } from '../provisioning/store.js';
+import { AnnotationStore } from '../annotations/store.js';
+import { AlertStore } from '../alerts/store.js';
+import { FaultStore } from './faults.js';
+import { Journal } from './journal.js';
+import type { SectionName, State } from './state.js';
+
+export interface Stores {
+  auth: AuthStore;
+  provisioning: ProvisioningStore;
+  annotations: AnnotationStore;
+  alerts: AlertStore;
+}
+
+/**
+ * Owns the live stores. Routes reach data through `emulator.stores`, never through a store
+ * captured at registration, so reset and import can swap every store at once.
+ */
+export class Emulator {
+  private current: Stores;
+  /** Fault-injection rules of the control API; they outlive an import, not a reset. */
+  readonly faults: FaultStore;
+  /** The last requests served; bounded by JOURNAL_SIZE. */
+  readonly journal: Journal;
+  /** The clock settings the process started with, which reset restores. */
+  private readonly startClock: { scale: number; frozen: boolean };
+
+  constructor(
+    private readonly seed: State,
+    readonly clock: ControllableClock,
+    readonly config: Config,
+  ) {
+    this.current = this.build(structuredClone(seed));
+    this.faults = new FaultStore(clock);
+    this.journal = new Journal(config.journalSize);
+    const { scale, frozen } = clock.status();
+    this.startClock = { scale, frozen };
+  }
+
+  get stores(): Stores {
+    return this.current;
+  }
+
+  /**
+   * Back to the seed the process started with: every store (with the rate-limit counters
+   * they own), token, fault rule and journal entry, and the clock's scale and frozen
+   * setting. The clock's time is not moved back, because emulated time never goes
+   * backwards: lifecycles re-seeded by a reset start from the current time.
+   */
+  reset(): void {
+    this.current = this.build(structuredClone(this.seed));
+    this.clock.setScale(this.startClock.scale);
+    this.clock.setFrozen(this.startClock.frozen);
+    this.faults.clear();
+    this.journal.clear();
+  }
+
+  /** Replaces the whole state (already validated). */
+  replace(state: State): void {
+    this.current = this.build(structuredClone(state));
+  }
+
+  /** The whole state in the fixture format. */
+  exportState(): State {
+    const { auth, provisioning, annotations, alerts } = this.current;
+    return structuredClone({
+      users: auth.exportUsers(),
+      tokens: auth.exportTokens(),
+      ...provisioning.export(),
+      ...annotations.export(),
+      ...alerts.export(),
+    });
+  }
+
+  /** How many entries each section of exportState() holds, read from the stores without copying. */
+  counts(): Record<SectionName, number> {
+    const { auth, provisioning, annotations, alerts } = this.current;
+    return { ...auth.counts(), ...provisioning.counts(), ...annotations.counts(), ...alerts.counts() };
+  }
+
+  private build(state: State): Stores {
+    const { clock, config } = this;
+    return {
+      auth: new AuthStore(state.users, state.tokens, clock, config.tokenIdleTimeoutMs),
+      provisioning: new ProvisioningStore(state, clock, config.timeScale),
+      annotations: new AnnotationStore(state, clock),
+      alerts: new AlertStore(state, clock),
+    };
+  }
+}

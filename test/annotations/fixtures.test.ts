@@ -1,0 +1,125 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { T0, authSeed, makeApp, makeDemoApp } from '../helpers/app.js';
+import { parseState, type State } from '../../src/world/state.js';
+
+const BASE = '/concerto/mpulse/api/annotations/v1';
+const DEMO = { 'x-auth-token': 'demo-token' };
+const JSON_DEMO = { ...DEMO, 'content-type': 'application/json' };
+const DAY = 86_400_000;
+
+let app: FastifyInstance;
+afterEach(async () => app?.close());
+
+interface Listed {
+  id: number;
+  start: number;
+  end?: number;
+  domains: Array<{ id: number; name: string }>;
+  type: string;
+}
+
+describe('demo seed', () => {
+  it('has at least 4 domains and 20 annotations within the last 30 days of the clock, of every kind', async () => {
+    ({ app } = await makeDemoApp());
+    const domains = await app.inject({ url: '/concerto/services/rest/RepositoryService/v1/Objects/domain', headers: DEMO });
+    expect(domains.json().objects.length).toBeGreaterThanOrEqual(4);
+
+    const res = await app.inject({ url: BASE, headers: DEMO });
+    expect(res.statusCode).toBe(200);
+    const all: Listed[] = res.json();
+    expect(all.length).toBeGreaterThanOrEqual(20);
+    for (const a of all) {
+      expect(a.start, `annotation ${a.id}`).toBeGreaterThanOrEqual(T0 - 30 * DAY);
+      expect(a.start, `annotation ${a.id}`).toBeLessThanOrEqual(T0);
+      if (a.end !== undefined) expect(a.end).toBeGreaterThanOrEqual(a.start);
+    }
+    expect(all.filter((a) => a.end !== undefined).length).toBeGreaterThanOrEqual(3);
+    expect(all.filter((a) => a.domains.length > 1).length).toBeGreaterThanOrEqual(3);
+    expect(all.filter((a) => a.domains.length === 0).length).toBeGreaterThanOrEqual(2);
+    expect(new Set(all.filter((a) => a.type !== 'USER_ENTERED').map((a) => a.type)).size).toBeGreaterThanOrEqual(2);
+    expect(all.map((a) => a.start)).toEqual([...all.map((a) => a.start)].sort((x, y) => x - y));
+  });
+
+  it('serves the newcomer walk-through: add, update, filter, read and delete with demo-token', async () => {
+    ({ app } = await makeDemoApp());
+    const add = await app.inject({ method: 'POST', url: BASE, headers: JSON_DEMO, payload: { title: 'Deploy', start: T0 - DAY, text: 'release', domainIds: 12345 } });
+    expect(add.statusCode).toBe(200);
+    const { id } = add.json();
+    const put = await app.inject({ method: 'PUT', url: `${BASE}/${id}`, headers: JSON_DEMO, payload: { end: T0 } });
+    expect(put.json()).toMatchObject({ id, end: T0, user: 'demo@example.com', domains: [{ id: 12345, name: 'www.example.com' }] });
+    const filtered: Listed[] = (await app.inject({ url: `${BASE}?date-start=${T0 - DAY}&date-end=${T0}&domain=12345`, headers: DEMO })).json();
+    expect(filtered.map((a) => a.id)).toContain(id);
+    expect(filtered.every((a) => a.start >= T0 - DAY && (a.domains.length === 0 || a.domains.some((d) => d.id === 12345)))).toBe(true);
+    expect((await app.inject({ method: 'DELETE', url: `${BASE}/${id}`, headers: DEMO })).statusCode).toBe(204);
+    expect((await app.inject({ url: `${BASE}/${id}`, headers: DEMO })).statusCode).toBe(404);
+  });
+});
+
+const relativeSeed = (annotations: unknown[]): Partial<State> =>
+  ({ ...authSeed(), domains: [{ id: 1, name: 'www.example.com' }], annotations }) as Partial<State>;
+
+describe('relative times in the seed', () => {
+  it('resolves startAgoMs and endAgoMs against the clock when the seed loads, and again on reset', async () => {
+    let clock;
+    ({ app, clock } = await makeApp(relativeSeed([{ id: 1, title: 't', text: 'x', startAgoMs: 2 * DAY, endAgoMs: DAY, user: 'u' }])));
+    const store = () => app.emulator.stores.annotations;
+    expect(store().get(1)).toMatchObject({ start: T0 - 2 * DAY, end: T0 - DAY, lastModified: T0, source: 'REST API', type: 'USER_ENTERED' });
+    clock.advance(10 * DAY);
+    app.emulator.reset();
+    expect(store().get(1)).toMatchObject({ start: T0 + 8 * DAY, end: T0 + 9 * DAY });
+  });
+
+  it('refuses a seed with both or neither form of start, both forms of end, or end before start', async () => {
+    const cases: Array<[unknown, RegExp]> = [
+      [{ id: 1, title: 't', text: 'x', user: 'u' }, /annotations\[0\] \(id 1\): give exactly one of start and startAgoMs/],
+      [{ id: 1, title: 't', text: 'x', start: T0, startAgoMs: 5, user: 'u' }, /give exactly one of start and startAgoMs/],
+      [{ id: 1, title: 't', text: 'x', start: T0, end: T0 + 1, endAgoMs: 0, user: 'u' }, /give at most one of end and endAgoMs/],
+      [{ id: 1, title: 't', text: 'x', startAgoMs: 10, endAgoMs: 20, user: 'u' }, new RegExp(`end \\(${T0 - 20}\\) is before start \\(${T0 - 10}\\)`)],
+    ];
+    for (const [annotation, message] of cases) {
+      await expect(makeApp(relativeSeed([annotation]))).rejects.toThrow(message);
+    }
+  });
+
+  it('refuses such a seed in a state import with 400, keeping the old state', async () => {
+    ({ app } = await makeApp(relativeSeed([{ id: 1, title: 't', text: 'x', start: T0, user: 'u' }])));
+    const state = { ...app.emulator.exportState(), annotations: [{ id: 2, title: 't', text: 'x', startAgoMs: 1, start: T0, user: 'u' }] };
+    const res = await app.inject({ method: 'PUT', url: '/_emulator/state', payload: state });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().message).toMatch(/give exactly one of start and startAgoMs/);
+    expect(app.emulator.stores.annotations.get(1).start).toBe(T0);
+  });
+});
+
+describe('export', () => {
+  it('writes absolute times and re-imports through parseState to the same answers', async () => {
+    let clock;
+    ({ app, clock } = await makeDemoApp());
+    clock.advance(5000);
+    const add = await app.inject({ method: 'POST', url: BASE, headers: JSON_DEMO, payload: { title: 'new', start: T0, end: T0 + 1000, text: 'x', domainIds: [12345, 12346] } });
+    await app.inject({ method: 'PUT', url: `${BASE}/169471`, headers: JSON_DEMO, payload: { title: 'renamed', end: null } });
+    await app.inject({ method: 'DELETE', url: `${BASE}/169472`, headers: DEMO });
+
+    const exported = app.emulator.exportState();
+    for (const a of exported.annotations) {
+      expect(a).not.toHaveProperty('startAgoMs');
+      expect(a).not.toHaveProperty('endAgoMs');
+      expect(typeof a.start).toBe('number');
+      expect(typeof a.lastModified).toBe('number');
+    }
+    const before = (await app.inject({ url: BASE, headers: DEMO })).json();
+    const state = parseState(JSON.parse(JSON.stringify(exported)), 'export');
+
+    const copy = await makeApp(state);
+    try {
+      const after = await copy.app.inject({ url: BASE, headers: DEMO });
+      expect(after.json()).toEqual(before);
+      expect(before.find((a: Listed) => a.id === add.json().id)).toMatchObject({ lastModified: T0 + 5000, end: T0 + 1000 });
+      expect(copy.app.emulator.exportState().annotations).toEqual(exported.annotations);
+      expect(copy.app.emulator.exportState().domains).toEqual(exported.domains);
+    } finally {
+      await copy.app.close();
+    }
+  });
+});

@@ -1,0 +1,113 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { makeApp } from '../helpers/app.js';
+import { loadStaticFiles } from '../../src/ui/plugin.js';
+
+const UI = '/_emulator/ui';
+let app: FastifyInstance;
+afterEach(async () => app?.close());
+
+describe('dashboard files', () => {
+  it('redirects the bare path to the folder form, keeping the query, so relative links resolve', async () => {
+    ({ app } = await makeApp());
+    const res = await app.inject({ url: `${UI}?x=1` });
+    expect(res.statusCode).toBe(302);
+    const target = new URL(res.headers.location as string, `http://localhost${UI}?x=1`);
+    expect(`${target.pathname}${target.search}`).toBe(`${UI}/?x=1`);
+  });
+
+  it('serves the page, its script, style sheet and icon with their types and a strict CSP', async () => {
+    ({ app } = await makeApp());
+    const page = await app.inject({ url: `${UI}/` });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(page.headers['content-security-policy']).toContain("script-src 'self'");
+    expect(page.headers['x-content-type-options']).toBe('nosniff');
+    expect(page.body).toContain('<script type="module" src="app.js"></script>');
+    const types: Record<string, string> = {
+      'app.js': 'text/javascript; charset=utf-8',
+      'style.css': 'text/css; charset=utf-8',
+      'favicon.svg': 'image/svg+xml',
+    };
+    for (const [file, type] of Object.entries(types)) {
+      const res = await app.inject({ url: `${UI}/${file}` });
+      expect(res.statusCode, file).toBe(200);
+      expect(res.headers['content-type'], file).toBe(type);
+    }
+  });
+
+  it('links only files it serves, and loads nothing from another origin', async () => {
+    ({ app } = await makeApp());
+    const page = (await app.inject({ url: `${UI}/` })).body;
+    const linked = [...page.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
+    expect(linked.length).toBeGreaterThan(2);
+    for (const link of linked) {
+      expect(link, link).not.toMatch(/^[a-z]+:|^\/\//i);
+      expect((await app.inject({ url: `${UI}/${link}` })).statusCode, link).toBe(200);
+    }
+    const script = (await app.inject({ url: `${UI}/app.js` })).body;
+    expect(script).not.toMatch(/https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
+    const imports = [...script.matchAll(/^import .* from '\.\/([^']+)';$/gm)].map((m) => m[1]);
+    expect(imports).toContain('states.js');
+    for (const file of imports) {
+      const res = await app.inject({ url: `${UI}/${file}` });
+      expect(res.statusCode, file).toBe(200);
+      expect(res.headers['content-type'], file).toBe('text/javascript; charset=utf-8');
+    }
+  });
+
+  it('stays under 200 KB in total', () => {
+    const total = [...loadStaticFiles().values()].reduce((sum, f) => sum + f.body.length, 0);
+    expect(total).toBeGreaterThan(10_000);
+    expect(total).toBeLessThan(200 * 1024);
+  });
+
+  it('answers a revalidation with 304 when the file did not change', async () => {
+    ({ app } = await makeApp());
+    const first = await app.inject({ url: `${UI}/app.js` });
+    const etag = first.headers.etag as string;
+    expect(etag).toMatch(/^".+"$/);
+    const again = await app.inject({ url: `${UI}/app.js`, headers: { 'if-none-match': etag } });
+    expect(again.statusCode).toBe(304);
+    expect(again.body).toBe('');
+    const changed = await app.inject({ url: `${UI}/app.js`, headers: { 'if-none-match': '"other"' } });
+    expect(changed.statusCode).toBe(200);
+  });
+
+  it('answers an unknown file with the JSON 404 body, and other methods with 405', async () => {
+    ({ app } = await makeApp());
+    for (const file of ['nope.js', '__proto__', 'constructor', '..%2Fplugin.ts', 'plugin.ts']) {
+      const res = await app.inject({ url: `${UI}/${file}` });
+      expect(res.statusCode, file).toBe(404);
+      expect(res.json(), file).toMatchObject({ statusCode: 404, error: 'Not Found' });
+      expect(res.json().message).toMatch(/the dashboard has no file/);
+    }
+    const post = await app.inject({ method: 'POST', url: `${UI}/app.js` });
+    expect(post.statusCode).toBe(405);
+    expect(post.headers.allow).toBe('GET, HEAD');
+  });
+
+  it('keeps the dashboard out of the OpenAPI document', async () => {
+    ({ app } = await makeApp());
+    const doc = (await app.inject({ url: '/_emulator/openapi.json' })).json();
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith(UI))).toEqual([]);
+    expect(Object.keys(doc.paths).some((p) => p.startsWith('/_emulator/'))).toBe(true);
+  });
+
+  it('serves the page without the admin token, while the control API it calls still needs one', async () => {
+    ({ app } = await makeApp({}, { adminToken: 'let-me-in' }));
+    for (const file of ['', 'app.js', 'states.js', 'style.css']) {
+      expect((await app.inject({ url: `${UI}/${file}` })).statusCode, file).toBe(200);
+    }
+    expect((await app.inject({ url: '/_emulator/clock' })).statusCode).toBe(401);
+    expect((await app.inject({ url: '/_emulator/clock', headers: { authorization: 'Bearer let-me-in' } })).statusCode).toBe(200);
+  });
+
+  it('is not recorded in the request journal', async () => {
+    ({ app } = await makeApp());
+    await app.inject({ url: `${UI}/` });
+    await app.inject({ url: `${UI}/app.js` });
+    const journal = (await app.inject({ url: '/_emulator/journal' })).json();
+    expect(journal.entries.filter((e: { path: string }) => e.path.startsWith(UI))).toEqual([]);
+  });
+});
