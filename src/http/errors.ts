@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
+import { DomainError, type DomainErrorKind } from '../core/errors.js';
 
 /** The one error body every interface answers with. */
 export const ErrorBodySchema = Type.Object(
@@ -30,6 +31,15 @@ export const unauthorized = (message = 'the security token is missing or invalid
   new ApiError(401, message);
 export const notFound = (message: string) => new ApiError(404, message);
 export const conflict = (message: string) => new ApiError(409, message);
+
+/** The one place a domain error becomes a status code. */
+export const STATUS_OF: Record<DomainErrorKind, number> = {
+  invalid: 400,
+  unauthorized: 401,
+  'not-found': 404,
+  conflict: 409,
+  unavailable: 503,
+};
 
 export function errorBody(statusCode: number, message: string): ErrorBody {
   return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message };
@@ -70,6 +80,7 @@ function validationMessage(error: FastifyError): string {
 export function installErrorHandling(app: FastifyInstance, style: ErrorStyle): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof ApiError) return sendError(reply, error.statusCode, error.message, error.headers);
+    if (error instanceof DomainError) return sendError(reply, STATUS_OF[error.kind], error.message);
     if (error.validation) return sendError(reply, 400, validationMessage(error));
     switch (error.code) {
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':

@@ -84,3 +84,25 @@ export function areaOfUnmatched(canonical: string): Area {
   for (const a of LOWER_AREAS) if (holds(a, canonical)) return a;
   return ELSEWHERE;
 }
+
+/** Every path above is also served below `/sandbox/<name>`, in that sandbox's own world. */
+export const SANDBOX_PREFIX = '/sandbox/';
+
+/**
+ * Splits `/sandbox/<name>/rest` into the name and the path the routes know (`/rest`, or `/`
+ * for nothing after the name). Undefined for a path outside the prefix, which is served by
+ * the default world. The name is taken as sent, escapes and all: a name that is not exactly a
+ * sandbox name is refused later, never decoded into one.
+ */
+export function splitSandbox(url: string): { name: string; rest: string } | undefined {
+  if (!url.startsWith(SANDBOX_PREFIX)) return undefined;
+  let end = SANDBOX_PREFIX.length;
+  // Bounded by the URL, which the HTTP parser has already bounded.
+  while (end < url.length) {
+    const c = url.charCodeAt(end);
+    if (c === 0x2f || c === 0x3f || c === 0x23) break;
+    end++;
+  }
+  const rest = url.slice(end);
+  return { name: url.slice(SANDBOX_PREFIX.length, end), rest: rest.charCodeAt(0) === 0x2f ? rest : `/${rest}` };
+}

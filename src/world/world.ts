@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import type { ControllableClock } from '../core/clock.js';
+import { EmulatorClock, type ControllableClock } from '../core/clock.js';
 import { AuthStore } from '../repository/store.js';
 import { ProvisioningStore } from '../provisioning/store.js';
 import { AnnotationStore } from '../annotations/store.js';
@@ -16,10 +16,12 @@ export interface Stores {
 }
 
 /**
- * Owns the live stores. Routes reach data through `emulator.stores`, never through a store
- * captured at registration, so reset and import can swap every store at once.
+ * The emulated world, with no HTTP in it: every store, its clock, fault rules, journal, alert
+ * history and id sequences. The default world and each sandbox are one World each. Routes
+ * reach data through `stores`, never through a store captured at registration, so reset and
+ * import can swap every store at once.
  */
-export class Emulator {
+export class World {
   private current: Stores;
   /** Fault-injection rules of the control API; they outlive an import, not a reset. */
   readonly faults: FaultStore;
@@ -32,8 +34,10 @@ export class Emulator {
     private readonly seed: State,
     readonly clock: ControllableClock,
     readonly config: Config,
+    /** What the world holds at first, when not the seed (a state file, a sandbox's posted state). */
+    initial: State = seed,
   ) {
-    this.current = this.build(structuredClone(seed));
+    this.current = this.build(structuredClone(initial));
     this.faults = new FaultStore(clock);
     this.journal = new Journal(config.journalSize);
     const { scale, frozen } = clock.status();
@@ -56,6 +60,16 @@ export class Emulator {
     this.clock.setFrozen(this.startClock.frozen);
     this.faults.clear();
     this.journal.clear();
+  }
+
+  /**
+   * A new world beside this one, as a sandbox starts: its own copy of the seed this world
+   * started from (or of `state`), and its own clock, starting at this world's current time with
+   * the clock settings the process started with.
+   */
+  fork(state?: State): World {
+    const clock = new EmulatorClock({ start: this.clock.now(), scale: this.startClock.scale, frozen: this.startClock.frozen });
+    return new World(this.seed, clock, this.config, state);
   }
 
   /** Replaces the whole state (already validated). */
@@ -91,3 +105,6 @@ export class Emulator {
     };
   }
 }
+
+/** The name the world had before sandboxes; kept while the routes move to World. */
+export { World as Emulator };

@@ -1,0 +1,102 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { invalid, missing } from '../core/errors.js';
+import { ErrorBodySchema } from '../http/errors.js';
+import { allowOnly } from '../http/routing.js';
+import { SANDBOX_NAME_RULE, type Sandboxes } from '../world/sandboxes.js';
+import { StateSchema, parseState } from '../world/state.js';
+import { STATE_BODY_LIMIT } from './state-routes.js';
+
+export const SandboxSummarySchema = Type.Object(
+  {
+    name: Type.String(),
+    createdAt: Type.Integer({ description: 'real time the sandbox was created, epoch ms' }),
+    lastUsedAt: Type.Integer({ description: 'real time of the last request to it, epoch ms' }),
+    counts: Type.Record(Type.String(), Type.Integer(), { description: 'entries per state section' }),
+  },
+  { additionalProperties: false, $id: 'SandboxSummary' },
+);
+export type SandboxSummary = Static<typeof SandboxSummarySchema>;
+
+export const SandboxListSchema = Type.Object(
+  {
+    sandboxes: Type.Array(SandboxSummarySchema),
+    max: Type.Integer({ description: 'MAX_SANDBOXES' }),
+    mode: Type.Union([Type.Literal('auto'), Type.Literal('explicit'), Type.Literal('off')], { description: 'SANDBOXES' }),
+  },
+  { additionalProperties: false },
+);
+
+const NameParamsSchema = Type.Object({ name: Type.String({ description: SANDBOX_NAME_RULE }) });
+
+/**
+ * Managing sandboxes: only from the default world's control API (a sandbox does not manage
+ * its siblings), under the same ADMIN_TOKEN rule.
+ */
+export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandboxes: Sandboxes }> = async (app, { sandboxes }) => {
+  // Management belongs to the default world; under /sandbox/<name>/ these paths do not exist.
+  app.addHook('onRequest', (request, reply, done) => {
+    if ((request as { sandbox?: string | null }).sandbox) {
+      reply.callNotFound();
+      return;
+    }
+    done();
+  });
+
+  /** GET /_emulator/sandboxes: every sandbox with its counts. */
+  app.get(
+    '/sandboxes',
+    { schema: { tags: ['Control'], summary: 'List the sandboxes (isolated worlds under /sandbox/<name>)', response: { 200: SandboxListSchema } } },
+    async () => ({ sandboxes: sandboxes.list(), max: sandboxes.max, mode: sandboxes.mode }),
+  );
+  allowOnly(app, '/sandboxes', ['GET']);
+
+  /** GET /_emulator/sandboxes/<name>: one sandbox's summary. */
+  app.get(
+    '/sandboxes/:name',
+    { schema: { tags: ['Control'], summary: "One sandbox's summary", params: NameParamsSchema, response: { 200: SandboxSummarySchema, 404: ErrorBodySchema } } },
+    async (request) => {
+      const summary = sandboxes.summaryOf(request.params.name);
+      if (!summary) throw missing(`no sandbox '${request.params.name}'`);
+      return summary;
+    },
+  );
+
+  /** PUT /_emulator/sandboxes/<name>: create or replace, from the seed or from a posted state. */
+  app.put(
+    '/sandboxes/:name',
+    {
+      bodyLimit: STATE_BODY_LIMIT,
+      // parseState validates, as for PUT /_emulator/state: it names the JSON path and checks references.
+      validatorCompiler: () => (data: unknown) => ({ value: data }),
+      schema: {
+        tags: ['Control'],
+        summary: 'Create (201) or replace (200) a sandbox: no body = from the seed; a body = a state in the export format',
+        params: NameParamsSchema,
+        body: Type.Optional(StateSchema),
+        response: { 200: SandboxSummarySchema, 201: SandboxSummarySchema, 400: ErrorBodySchema, 503: ErrorBodySchema },
+      },
+    },
+    async (request, reply) => {
+      const body: unknown = request.body;
+      let state;
+      if (body !== undefined && body !== null && body !== '') {
+        if (typeof body !== 'object' || Array.isArray(body)) throw invalid('body: expected a JSON object with the state sections (users, tokens, grids, ...), or no body for the seed');
+        state = parseState(body, 'body');
+      }
+      const { summary, created } = sandboxes.put(request.params.name, state);
+      return reply.code(created ? 201 : 200).send(summary);
+    },
+  );
+
+  /** DELETE /_emulator/sandboxes/<name>: gone; a later request to the name (auto mode) starts afresh. */
+  app.delete(
+    '/sandboxes/:name',
+    { schema: { tags: ['Control'], summary: 'Delete a sandbox', params: NameParamsSchema, response: { 204: Type.Null(), 404: ErrorBodySchema } } },
+    async (request, reply) => {
+      if (!sandboxes.delete(request.params.name)) throw missing(`no sandbox '${request.params.name}'`);
+      return reply.code(204).send(null);
+    },
+  );
+  allowOnly(app, '/sandboxes/:name', ['GET', 'PUT', 'DELETE']);
+};

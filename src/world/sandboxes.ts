@@ -1,0 +1,153 @@
+import { invalid, missing, unavailable } from '../core/errors.js';
+import type { State } from './state.js';
+import type { World } from './world.js';
+
+/** 1 to 64 letters, digits, `_` or `-`: safe in a URL path segment, a log line and a file name. */
+export const SANDBOX_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+export const SANDBOX_NAME_RULE = '1 to 64 characters of A-Z, a-z, 0-9, _ and -';
+
+/**
+ * - `auto`: the first request to an unknown name creates it from the seed.
+ * - `explicit`: only PUT /_emulator/sandboxes/<name> creates one.
+ * - `off`: no sandboxes; the prefix is not served.
+ */
+export type SandboxMode = 'auto' | 'explicit' | 'off';
+
+export interface SandboxSummary {
+  name: string;
+  /** Real time (epoch ms) the sandbox was created. */
+  createdAt: number;
+  /** Real time (epoch ms) of the last request to it. */
+  lastUsedAt: number;
+  counts: Record<string, number>;
+}
+
+interface Sandbox {
+  world: World;
+  createdAt: number;
+  lastUsedAt: number;
+}
+
+export interface SandboxOptions {
+  mode: SandboxMode;
+  /** Most sandboxes at once, the default world not counted. */
+  max: number;
+  /** A sandbox nobody used for this long (real time) is removed; 0 keeps them. */
+  idleTimeoutMs: number;
+  /** A new world from a state (the seed when none is given), its clock forked from the default world's. */
+  create: (state?: State) => World;
+  /** Real time, epoch ms: idle timeouts are about people and machines, not emulated time. */
+  now: () => number;
+}
+
+/**
+ * The named worlds beside the default one. Nothing runs on a timer: idle sandboxes are swept
+ * when the registry is used, at most a few times per idle timeout, so an idle process does
+ * no work at all.
+ */
+export class Sandboxes {
+  private readonly sandboxes = new Map<string, Sandbox>();
+  private nextSweepAt = 0;
+
+  constructor(private readonly options: SandboxOptions) {}
+
+  get mode(): SandboxMode {
+    return this.options.mode;
+  }
+
+  get max(): number {
+    return this.options.max;
+  }
+
+  get size(): number {
+    return this.sandboxes.size;
+  }
+
+  /** Throws unless `name` is a sandbox name and sandboxes are on. */
+  static check(name: string, mode: SandboxMode): void {
+    if (mode === 'off') throw missing('sandboxes are off (SANDBOXES=off): start the emulator with SANDBOXES=auto or explicit');
+    if (!SANDBOX_NAME.test(name)) throw invalid(`sandbox name '${name.slice(0, 80)}' is not valid: use ${SANDBOX_NAME_RULE}`);
+  }
+
+  /**
+   * The world a request to /sandbox/<name>/... is served by: an existing sandbox, or (auto
+   * mode) a new one from the seed. Marks it used.
+   */
+  resolve(name: string): World {
+    const now = this.options.now();
+    this.sweep(now);
+    const found = this.sandboxes.get(name);
+    if (found) {
+      found.lastUsedAt = now;
+      return found.world;
+    }
+    Sandboxes.check(name, this.options.mode);
+    if (this.options.mode === 'explicit') {
+      throw missing(`no sandbox '${name}': create it with PUT /_emulator/sandboxes/${name} (SANDBOXES=explicit), or start with SANDBOXES=auto`);
+    }
+    return this.add(name, this.options.create(), now).world;
+  }
+
+  /** Creates `name`, or replaces its whole world; from `state`, else from the seed. */
+  put(name: string, state?: State): { summary: SandboxSummary; created: boolean } {
+    Sandboxes.check(name, this.options.mode);
+    const now = this.options.now();
+    this.sweep(now);
+    const existing = this.sandboxes.get(name);
+    const world = this.options.create(state);
+    if (existing) {
+      this.sandboxes.set(name, { world, createdAt: existing.createdAt, lastUsedAt: now });
+      return { summary: this.summaryOf(name)!, created: false };
+    }
+    this.add(name, world, now);
+    return { summary: this.summaryOf(name)!, created: true };
+  }
+
+  /** Restores a sandbox from a state file, keeping its times; replaces one of the same name. */
+  restore(name: string, world: World, createdAt: number, lastUsedAt: number): void {
+    Sandboxes.check(name, this.options.mode);
+    this.sandboxes.set(name, { world, createdAt, lastUsedAt });
+  }
+
+  delete(name: string): boolean {
+    return this.sandboxes.delete(name);
+  }
+
+  summaryOf(name: string): SandboxSummary | undefined {
+    this.sweep(this.options.now());
+    const sandbox = this.sandboxes.get(name);
+    if (!sandbox) return undefined;
+    return { name, createdAt: sandbox.createdAt, lastUsedAt: sandbox.lastUsedAt, counts: sandbox.world.counts() };
+  }
+
+  list(): SandboxSummary[] {
+    this.sweep(this.options.now());
+    return [...this.sandboxes.keys()].sort().map((name) => this.summaryOf(name)!);
+  }
+
+  /** Every sandbox with its times, for the state file. */
+  entries(): Array<{ name: string; world: World; createdAt: number; lastUsedAt: number }> {
+    return [...this.sandboxes].map(([name, s]) => ({ name, ...s }));
+  }
+
+  clear(): void {
+    this.sandboxes.clear();
+  }
+
+  private add(name: string, world: World, now: number): Sandbox {
+    if (this.sandboxes.size >= this.options.max) {
+      throw unavailable(`cannot create sandbox '${name}': ${this.sandboxes.size} sandboxes exist and MAX_SANDBOXES is ${this.options.max}; delete some (DELETE /_emulator/sandboxes/<name>) or raise MAX_SANDBOXES`);
+    }
+    const sandbox = { world, createdAt: now, lastUsedAt: now };
+    this.sandboxes.set(name, sandbox);
+    return sandbox;
+  }
+
+  /** Removes the sandboxes idle for longer than the timeout; looks at most 10 times per timeout. */
+  private sweep(now: number): void {
+    const { idleTimeoutMs } = this.options;
+    if (idleTimeoutMs <= 0 || now < this.nextSweepAt) return;
+    this.nextSweepAt = now + Math.max(1, Math.floor(idleTimeoutMs / 10));
+    for (const [name, s] of this.sandboxes) if (now - s.lastUsedAt >= idleTimeoutMs) this.sandboxes.delete(name);
+  }
+}
