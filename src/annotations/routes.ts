@@ -5,6 +5,8 @@ import type { Emulator } from '../world/world.js';
 import { ApiError, ErrorBodySchema, badRequest, installErrorHandling, unauthorized } from '../http/errors.js';
 import { parseId } from '../http/routing.js';
 import { registerRateLimit } from '../http/rate-limit.js';
+import { installBodyRules } from '../http/bodies.js';
+import { firstValue, integerOf } from '../http/validation.js';
 import {
   AnnotationCreateBodySchema,
   AnnotationIdSchema,
@@ -14,7 +16,13 @@ import {
   AnnotationParamsSchema,
   AnnotationSchema,
   AnnotationUpdateBodySchema,
+  DOMAIN_ID_RANGE,
+  TIME_RANGE,
+  type AnnotationCreate,
+  type AnnotationCreateBody,
   type AnnotationListQuery,
+  type AnnotationUpdate,
+  type AnnotationUpdateBody,
 } from './schemas.js';
 import type { AnnotationFilter } from './store.js';
 
@@ -33,7 +41,7 @@ function parseTime(raw: string | undefined, name: string): number | undefined {
   return Number(raw);
 }
 
-/** `domain=5`, `domain=5,7` or `domain=5&domain=7`. */
+/** `domain=5`, `domain=5,7` or `domain=5&domain=7` (every repeat counts: a list is what was meant). */
 function parseDomains(raw: string | string[] | undefined): number[] | undefined {
   if (raw === undefined) return undefined;
   const text = Array.isArray(raw) ? raw.join(',') : raw;
@@ -46,9 +54,42 @@ function parseDomains(raw: string | string[] | undefined): number[] | undefined 
 
 function filterOf(query: AnnotationListQuery): AnnotationFilter {
   return {
-    from: parseTime(query['date-start'], 'date-start'),
-    to: parseTime(query['date-end'], 'date-end'),
+    from: parseTime(firstValue(query['date-start']), 'date-start'),
+    to: parseTime(firstValue(query['date-end']), 'date-end'),
     domainIds: parseDomains(query.domain),
+  };
+}
+
+type Digits = number | string;
+
+function timeOf(value: Digits, field: string): number {
+  return integerOf(value, field, TIME_RANGE);
+}
+
+/** `domainIds` as a list of numbers, from one id or an array, each maybe a string of digits. */
+function domainIdsOf(value: Digits | Digits[] | undefined): number[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value)) return [integerOf(value, 'domainIds', DOMAIN_ID_RANGE)];
+  return value.map((id, i) => integerOf(id, `domainIds.${i}`, DOMAIN_ID_RANGE));
+}
+
+function createOf(body: AnnotationCreateBody): AnnotationCreate {
+  return {
+    title: body.title,
+    text: body.text,
+    start: timeOf(body.start, 'start'),
+    ...(body.end !== undefined ? { end: timeOf(body.end, 'end') } : {}),
+    ...(body.domainIds !== undefined ? { domainIds: domainIdsOf(body.domainIds) } : {}),
+  };
+}
+
+function updateOf(body: AnnotationUpdateBody): AnnotationUpdate {
+  const { start, end, domainIds, ...rest } = body;
+  return {
+    ...rest,
+    ...(start !== undefined ? { start: timeOf(start, 'start') } : {}),
+    ...(end !== undefined ? { end: end === null ? null : timeOf(end, 'end') } : {}),
+    ...(domainIds !== undefined ? { domainIds: domainIdsOf(domainIds) } : {}),
   };
 }
 
@@ -61,6 +102,8 @@ function userOf(request: FastifyRequest): string {
 /** The annotation interface: add, update, delete, get and list annotations. */
 export const annotationRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = async (app, { emulator }) => {
   installErrorHandling(app, { unsupportedMediaType: 415 });
+  // A read or delete that comes with a Content-Type (and maybe `{}`) is not refused for it.
+  installBodyRules(app, { anyContentType: false });
 
   // The spec's 415 covers any create or update without application/json, an empty one
   // included; checked before parsing so that no body parser gets a say first.
@@ -101,7 +144,7 @@ export const annotationRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }>
         response: { 200: AnnotationIdSchema, ...errors(400, 401, 415, 429) },
       },
     },
-    async (request) => ({ id: store().create(request.body, userOf(request)) }),
+    async (request) => ({ id: store().create(createOf(request.body), userOf(request)) }),
   );
 
   /** GET /: list annotations, filtered by date-start, date-end and domain. */
@@ -147,7 +190,10 @@ export const annotationRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }>
         response: { 200: AnnotationSchema, ...errors(400, 401, 404, 415, 429) },
       },
     },
-    async (request) => store().update(parseId(request.params.id, 'annotation'), request.body),
+    async (request) => {
+      const patch = updateOf(request.body);
+      return store().update(parseId(request.params.id, 'annotation'), patch);
+    },
   );
 
   /** DELETE /<id>: delete an annotation; a later read answers 404. */

@@ -1,7 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { integerOrDigits, repeatable } from '../core/schema.js';
 
 /** Latest instant a JavaScript Date can hold; later "times" cannot be real. */
 const MAX_EPOCH_MS = 8_640_000_000_000_000;
+
+/** The ranges of the numbers a request body may also spell as strings of digits. */
+export const TIME_RANGE = { minimum: 0, maximum: MAX_EPOCH_MS };
+export const DOMAIN_ID_RANGE = { minimum: 1 };
 
 const fields = {
   id: Type.Integer({ minimum: 1, description: 'annotation id' }),
@@ -72,51 +77,80 @@ export const AnnotationSchema = Type.Object(
 );
 export type Annotation = Static<typeof AnnotationSchema>;
 
-const DomainIdsSchema = Type.Union([fields.domainId, Type.Array(fields.domainId)], {
+/**
+ * Request bodies take each number as a JSON integer or as a string of its decimal digits
+ * (`"start": "1631282415000"`), as the real service's JSON reader does; the routes turn the
+ * strings into numbers before the store sees them. Responses always carry integers.
+ */
+const bodyFields = {
+  start: integerOrDigits({ ...TIME_RANGE, description: 'UTC epoch milliseconds' }),
+  end: integerOrDigits({ ...TIME_RANGE, description: 'UTC epoch milliseconds; only for annotations with a range' }),
+  domainId: integerOrDigits({ ...DOMAIN_ID_RANGE, description: 'domain id' }),
+};
+
+const DomainIdsSchema = Type.Union([bodyFields.domainId, Type.Array(bodyFields.domainId)], {
   description: 'one domain id, or an array of them',
 });
 
 export const AnnotationCreateBodySchema = Type.Object(
   {
     title: fields.title,
-    start: fields.start,
+    start: bodyFields.start,
     text: fields.text,
-    end: Type.Optional(fields.end),
+    end: Type.Optional(bodyFields.end),
     domainIds: Type.Optional(DomainIdsSchema),
   },
   { additionalProperties: false },
 );
+/** A create body as sent: numbers may still be strings of digits. */
 export type AnnotationCreateBody = Static<typeof AnnotationCreateBodySchema>;
 
 export const AnnotationUpdateBodySchema = Type.Object(
   {
     title: Type.Optional(fields.title),
-    start: Type.Optional(fields.start),
+    start: Type.Optional(bodyFields.start),
     text: Type.Optional(fields.text),
-    end: Type.Optional(Type.Union([fields.end, Type.Null()], { description: 'a time, or null to remove the range' })),
+    end: Type.Optional(Type.Union([bodyFields.end, Type.Null()], { description: 'a time, or null to remove the range' })),
     domainIds: Type.Optional(DomainIdsSchema),
   },
   { additionalProperties: false, description: 'any subset of the create fields' },
 );
+/** An update body as sent: numbers may still be strings of digits. */
 export type AnnotationUpdateBody = Static<typeof AnnotationUpdateBodySchema>;
+
+/** A create as the store takes it: every number a number, domains as a list. */
+export interface AnnotationCreate {
+  title: string;
+  start: number;
+  text: string;
+  end?: number;
+  domainIds?: number[];
+}
+
+/** An update as the store takes it; `end: null` removes the range. */
+export interface AnnotationUpdate {
+  title?: string;
+  start?: number;
+  text?: string;
+  end?: number | null;
+  domainIds?: number[];
+}
 
 export const AnnotationIdSchema = Type.Object({ id: fields.id }, { additionalProperties: false });
 
 /** Path ids arrive as text and are parsed by the route, so "abc" gets a message of its own. */
 export const AnnotationParamsSchema = Type.Object({ id: Type.String({ description: 'annotation id (integer)' }) });
 
-export const AnnotationListQuerySchema = Type.Object(
-  {
-    'date-start': Type.Optional(Type.String({ description: 'UTC epoch ms; keeps annotations with start >= this' })),
-    'date-end': Type.Optional(Type.String({ description: 'UTC epoch ms; keeps annotations with start <= this' })),
-    domain: Type.Optional(
-      Type.Union([Type.String(), Type.Array(Type.String())], {
-        description: 'domain id, or a comma-separated list; keeps annotations on any of them plus tenant-wide ones',
-      }),
-    ),
-  },
-  { additionalProperties: false },
-);
+/** Unknown parameters are ignored, as the real service ignores them. */
+export const AnnotationListQuerySchema = Type.Object({
+  'date-start': Type.Optional(repeatable({ description: 'UTC epoch ms; keeps annotations with start >= this (repeated: the first counts)' })),
+  'date-end': Type.Optional(repeatable({ description: 'UTC epoch ms; keeps annotations with start <= this (repeated: the first counts)' })),
+  domain: Type.Optional(
+    repeatable({
+      description: 'domain id, or a comma-separated list, or repeated; keeps annotations on any of them plus tenant-wide ones',
+    }),
+  ),
+});
 export type AnnotationListQuery = Static<typeof AnnotationListQuerySchema>;
 
 export const AnnotationListSchema = Type.Array(AnnotationSchema, { description: 'ascending start, then id' });

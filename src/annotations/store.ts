@@ -3,13 +3,7 @@ import { badRequest, notFound } from '../http/errors.js';
 import { FixtureError } from '../core/fixtures.js';
 import type { State } from '../world/state.js';
 import { RateCounters } from '../http/rate-limit.js';
-import type {
-  Annotation,
-  AnnotationCreateBody,
-  AnnotationSeed,
-  AnnotationUpdateBody,
-  DomainSeed,
-} from './schemas.js';
+import type { Annotation, AnnotationCreate, AnnotationSeed, AnnotationUpdate, DomainSeed } from './schemas.js';
 
 /** An annotation as stored: absolute times, domains by id. */
 interface AnnotationRecord {
@@ -39,10 +33,12 @@ function compare(a: { start: number; id: number }, b: { start: number; id: numbe
   return a.start - b.start || a.id - b.id;
 }
 
-function asList(domainIds: number | number[] | undefined): number[] | undefined {
-  if (domainIds === undefined) return undefined;
-  return [...new Set(Array.isArray(domainIds) ? domainIds : [domainIds])];
+function distinct(domainIds: number[] | undefined): number[] | undefined {
+  return domainIds === undefined ? undefined : [...new Set(domainIds)];
 }
+
+/** The first id handed out: ids of the real service have seven digits or more. */
+export const FIRST_ANNOTATION_ID = 1_000_000;
 
 /**
  * Fixture problems the schema cannot express: which form of a time is given, and a range
@@ -70,7 +66,10 @@ export class AnnotationStore {
   /** Every annotation, sorted by `compare`. */
   private readonly byStart: AnnotationRecord[];
   private readonly domainNames = new Map<number, string>();
-  /** Ids only grow, so an id deleted in this session is never handed out again. */
+  /**
+   * Ids only grow, so an id deleted in this session is never handed out again; they start at
+   * FIRST_ANNOTATION_ID, or after the largest id of the seed when that is larger.
+   */
   private nextId: number;
   /** Requests per token in the current rate-limit window; a reset starts them afresh. */
   readonly rateLimits = new RateCounters();
@@ -101,7 +100,7 @@ export class AnnotationStore {
       });
     }
     this.byStart = [...this.byId.values()].sort(compare);
-    let max = 0;
+    let max = FIRST_ANNOTATION_ID - 1;
     for (const id of this.byId.keys()) max = Math.max(max, id);
     this.nextId = max + 1;
   }
@@ -129,8 +128,8 @@ export class AnnotationStore {
   }
 
   /** Adds an annotation made through the interface by `user`; answers its id. */
-  create(body: AnnotationCreateBody, user: string): number {
-    const domainIds = asList(body.domainIds) ?? [];
+  create(body: AnnotationCreate, user: string): number {
+    const domainIds = distinct(body.domainIds) ?? [];
     this.checkDomains(domainIds);
     checkRange(body.start, body.end);
     const record: AnnotationRecord = {
@@ -154,9 +153,9 @@ export class AnnotationStore {
    * Changes the fields given; the others keep their values. `end: null` removes the range.
    * The range is checked after merging, so moving `start` past the stored `end` is refused.
    */
-  update(id: number, patch: AnnotationUpdateBody): Annotation {
+  update(id: number, patch: AnnotationUpdate): Annotation {
     const record = this.record(id);
-    const domainIds = asList(patch.domainIds);
+    const domainIds = distinct(patch.domainIds);
     if (domainIds) this.checkDomains(domainIds);
     const start = patch.start ?? record.start;
     const end = patch.end === null ? undefined : (patch.end ?? record.end);

@@ -1,15 +1,20 @@
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
-import { Kind, type TSchema } from '@sinclair/typebox';
+import { Kind, Type, type IntegerOptions, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value';
+import { ApiError } from './errors.js';
+import { DECIMAL_DIGITS } from '../core/schema.js';
+export { firstValue, integerOrDigits, repeatable } from '../core/schema.js';
 
 /**
- * Strict request validation. Fastify's default Ajv settings coerce `"5"` into 5 and silently
- * drop unknown fields in bodies; a client that sends `{"start":"1631282415000"}` or
- * `{"domainId":5}` would then be accepted here and refused by the real service, and a typo
- * in a control call such as `{"sclae": 2}` would be a silent no-op. Bodies are taken exactly
- * as sent; path and query values arrive as text, so they are converted to the schema's types.
- * Defaults the schema declares are filled in.
+ * Strict request validation. Fastify's default Ajv settings coerce every scalar into every
+ * other (`true` into 1, `12.5` into "12.5") and silently drop unknown fields in bodies; a
+ * client that sends `{"domainId":5}` would then be accepted here and refused by the real
+ * service, and a typo in a control call such as `{"sclae": 2}` would be a silent no-op.
+ * Bodies are taken exactly as sent; the one leniency of the real service's JSON reader that
+ * clients rely on, digits in a string for an integer, is declared per field with
+ * `integerOrDigits`. Path and query values arrive as text, so they are converted to the
+ * schema's types. Defaults the schema declares are filled in.
  *
  * Failures are returned in Ajv's error shape so the shared error handler words them:
  * "body: missing required field 'title'", "body: unknown field 'domainId'",
@@ -17,6 +22,16 @@ import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value'
  */
 
 type Schema = TSchema & Record<string, unknown>;
+
+/** The number an `integerOrDigits` field holds, checked against its range; 400 naming the field otherwise. */
+export function integerOf(value: number | string, field: string, options: IntegerOptions): number {
+  const n = typeof value === 'number' ? value : Number(value);
+  const { minimum, maximum } = options;
+  if ((minimum !== undefined && n < minimum) || (maximum !== undefined && n > maximum)) {
+    throw new ApiError(400, `body field '${field}' must be ${describe(Type.Integer(options) as Schema)}, got ${JSON.stringify(value)}`);
+  }
+  return n;
+}
 
 function plural(schema: Schema): string {
   switch (schema[Kind]) {
@@ -28,6 +43,9 @@ function plural(schema: Schema): string {
       return 'strings';
     case 'Object':
       return 'JSON objects';
+    case 'Union':
+      if ((schema.anyOf as Schema[]).some((v) => v.pattern === DECIMAL_DIGITS)) return 'integers or strings of decimal digits';
+      return `values that are ${describe(schema)}`;
     default:
       return `values that are ${describe(schema)}`;
   }
@@ -45,6 +63,7 @@ export function describe(schema: Schema): string {
       return `${schema[Kind] === 'Integer' ? 'an integer' : 'a number'}${range.length ? ` ${range.join(' and ')}` : ''}`;
     }
     case 'String':
+      if (schema.pattern === DECIMAL_DIGITS) return 'a string of decimal digits';
       return (schema.minLength as number | undefined) ? 'a non-empty string' : 'a string';
     case 'Boolean':
       return 'true or false';
@@ -90,6 +109,9 @@ function jsonType(value: unknown): string {
 function innermost(error: ValueError): ValueError {
   if (error.type !== ValueErrorType.Union) return error;
   const variants = (error.schema as Schema).anyOf as Schema[];
+  // An integerOrDigits field is one idea: "must be a string of decimal digits" alone would
+  // hide that an integer was the point.
+  if (variants.some((v) => v.pattern === DECIMAL_DIGITS)) return error;
   const kind = jsonType(error.value);
   const matching = variants.map((v, i) => ({ v, i })).filter(({ v }) => jsonTypeOfKind[v[Kind] as string] === kind);
   if (matching.length !== 1) return error;

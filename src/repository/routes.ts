@@ -1,7 +1,10 @@
+import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Emulator } from '../world/world.js';
 import { ApiError, ErrorBodySchema, badRequest, installErrorHandling, notFound } from '../http/errors.js';
+import { installBodyRules } from '../http/bodies.js';
+import { firstValue, repeatable } from '../http/validation.js';
 import { LogInBodySchema, ObjectsResponseSchema, TokenResponseSchema, type Credentials, type LogInBody, type RepositoryObject } from './schemas.js';
 
 export const REPOSITORY_PREFIX = '/concerto/services/rest/RepositoryService/v1';
@@ -19,7 +22,15 @@ function objectsOfType(emulator: Emulator, type: string): RepositoryObject[] | u
   return list?.map(({ id, name }) => ({ id, name, type }));
 }
 
-function credentials({ userName, password, apiToken, tenant }: LogInBody): Credentials {
+/** A log-in field as sent: `null` and (for the tenant) `""` mean it was left out. */
+const given = (value: string | null | undefined) => (value === null ? undefined : value);
+
+function credentials(body: LogInBody): Credentials {
+  const userName = given(body.userName);
+  const password = given(body.password);
+  const apiToken = given(body.apiToken);
+  // An empty tenant means the user's own, as the real service reads it.
+  const tenant = given(body.tenant) || undefined;
   if (apiToken !== undefined) {
     if (userName !== undefined || password !== undefined) throw badRequest('send either userName and password, or apiToken, not both');
     return { apiToken, tenant };
@@ -28,18 +39,32 @@ function credentials({ userName, password, apiToken, tenant }: LogInBody): Crede
   return { userName, password, tenant };
 }
 
+/** Says what a log-in body should look like before the schema lists what it is not. */
+async function logInBodyIsObject(request: FastifyRequest): Promise<void> {
+  const body: unknown = request.body;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw badRequest(
+      `the log-in body must be a JSON object such as {"userName":"...","password":"..."} or {"apiToken":"..."}${body === undefined ? ', and the request has none' : ''}`,
+    );
+  }
+}
+
 /** The Repository service calls real clients need: log in, log out, find objects by name. */
 export const repositoryRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = async (app, { emulator }) => {
   installErrorHandling(app, { unsupportedMediaType: 400 });
-  app.removeContentTypeParser('text/plain');
+  // Clients written against the real service send the log-in JSON labelled as a form
+  // (`curl --data-binary` without -H), as octet-stream, as text, or with no type at all.
+  installBodyRules(app, { anyContentType: true });
 
   /** PUT /Tokens: log in with user name and password, or an API token. */
   app.put(
     '/Tokens',
     {
+      preValidation: logInBodyIsObject,
       schema: {
         tags: ['Repository'],
         summary: 'Log in: get a session token for X-Auth-Token',
+        description: 'The body is read as JSON whatever its Content-Type, or without one.',
         body: LogInBodySchema,
         response: { 200: TokenResponseSchema, 400: ErrorBodySchema, 401: ErrorBodySchema },
       },
@@ -76,14 +101,15 @@ export const repositoryRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }>
         tags: ['Repository'],
         summary: 'Find repository objects (grid, testenvironment, rsdb, domain) by name',
         params: Type.Object({ type: Type.String() }),
-        querystring: Type.Object({ name: Type.Optional(Type.String()) }),
+        // Other query parameters are ignored, as the real service ignores them.
+        querystring: Type.Object({ name: Type.Optional(repeatable({ description: 'exact name (repeated: the first counts)' })) }),
         response: { 200: ObjectsResponseSchema, 401: ErrorBodySchema, 404: ErrorBodySchema },
       },
     },
     async (request) => {
       const objects = objectsOfType(emulator, request.params.type);
       if (!objects) throw notFound(`unknown object type '${request.params.type}': use grid, testenvironment, rsdb or domain`);
-      const { name } = request.query;
+      const name = firstValue(request.query.name);
       return { objects: name === undefined ? objects : objects.filter((o) => o.name === name) };
     },
   );

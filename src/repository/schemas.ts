@@ -23,12 +23,15 @@ export const TokenSeedSchema = Type.Object(
 );
 export type TokenSeed = Static<typeof TokenSeedSchema>;
 
+/** A log-in field: `null` is the same as leaving it out, as clients that serialise every field send it. */
+const orNull = (description: string) => Type.Optional(Type.Union([Type.String(), Type.Null()], { description }));
+
 export const LogInBodySchema = Type.Object(
   {
-    userName: Type.Optional(Type.String()),
-    password: Type.Optional(Type.String()),
-    apiToken: Type.Optional(Type.String()),
-    tenant: Type.Optional(Type.String()),
+    userName: orNull('log-in name'),
+    password: orNull('password of userName'),
+    apiToken: orNull('API token (instead of userName and password)'),
+    tenant: orNull("tenant to log in to; empty, null or absent: the user's own"),
   },
   { additionalProperties: false, description: 'userName and password, or apiToken; tenant optional' },
 );

@@ -98,8 +98,8 @@ describe('export', () => {
     ({ app, clock } = await makeDemoApp());
     clock.advance(5000);
     const add = await app.inject({ method: 'POST', url: BASE, headers: JSON_DEMO, payload: { title: 'new', start: T0, end: T0 + 1000, text: 'x', domainIds: [12345, 12346] } });
-    await app.inject({ method: 'PUT', url: `${BASE}/169471`, headers: JSON_DEMO, payload: { title: 'renamed', end: null } });
-    await app.inject({ method: 'DELETE', url: `${BASE}/169472`, headers: DEMO });
+    await app.inject({ method: 'PUT', url: `${BASE}/1921102`, headers: JSON_DEMO, payload: { title: 'renamed', end: null } });
+    await app.inject({ method: 'DELETE', url: `${BASE}/1921103`, headers: DEMO });
 
     const exported = app.emulator.exportState();
     for (const a of exported.annotations) {

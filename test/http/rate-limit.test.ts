@@ -59,10 +59,11 @@ describe('annotations: per token', () => {
   it('counts every operation of the interface together', async () => {
     ({ app } = await makeApp(seed(), { rateLimitMax: 4 }));
     const json = { ...AUTH, 'content-type': 'application/json' };
-    expect((await app.inject({ method: 'POST', url: ANNOTATIONS, headers: json, payload: { title: 't', start: T0, text: 'x' } })).statusCode).toBe(200);
+    const created = await app.inject({ method: 'POST', url: ANNOTATIONS, headers: json, payload: { title: 't', start: T0, text: 'x' } });
+    expect(created.statusCode).toBe(200);
     expect((await app.inject({ url: `${ANNOTATIONS}/1`, headers: AUTH })).statusCode).toBe(200);
     expect((await app.inject({ method: 'PUT', url: `${ANNOTATIONS}/1`, headers: json, payload: { text: 'y' } })).statusCode).toBe(200);
-    expect((await app.inject({ method: 'DELETE', url: `${ANNOTATIONS}/2`, headers: AUTH })).statusCode).toBe(204);
+    expect((await app.inject({ method: 'DELETE', url: `${ANNOTATIONS}/${created.json().id}`, headers: AUTH })).statusCode).toBe(204);
     const limited = await app.inject({ method: 'POST', url: ANNOTATIONS, headers: json, payload: { title: 't', start: T0, text: 'x' } });
     expectLimited(limited, 4, '1 minute', 'token');
     // The refused create made nothing.
