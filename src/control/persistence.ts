@@ -137,8 +137,11 @@ export class StateFileWriter {
     return { ok: false, error: this.failure.message, failingSince: iso(this.failure.since), ...written };
   }
 
-  /** Resolves when the current state is on disk; rejects with the write's error. */
-  flush(): Promise<void> {
+  /**
+   * Resolves when the current state is on disk; rejects with the write's error. A `final`
+   * write logs its failure whatever came before: the changes it held are lost.
+   */
+  flush({ final = false } = {}): Promise<void> {
     const run = this.chain.then(async () => {
       const text = `${JSON.stringify(this.snapshot(), null, 2)}\n`;
       // After a failure the file may lag behind, whatever the text: write to find out.
@@ -146,7 +149,7 @@ export class StateFileWriter {
       try {
         await writeStateFile(this.file, text);
       } catch (err) {
-        this.failed(err as NodeJS.ErrnoException);
+        this.failed(err as NodeJS.ErrnoException, final);
         throw err;
       }
       this.lastText = text;
@@ -158,11 +161,13 @@ export class StateFileWriter {
     return run;
   }
 
-  private failed(err: NodeJS.ErrnoException): void {
+  private failed(err: NodeJS.ErrnoException, final: boolean): void {
     const kind = err.code ?? err.message;
     const message = `cannot write ${this.file}: ${err.message}`;
     const first = !this.failure;
-    if (first || this.failure!.kind !== kind) {
+    if (final) {
+      this.log?.error({ err, stateFile: this.file }, 'could not write the state file on close: the changes since the last write are lost');
+    } else if (first || this.failure!.kind !== kind) {
       this.log?.error({ err, stateFile: this.file }, 'the state file cannot be written: changes are not persisted until a write succeeds');
     }
     this.failure = { kind, message, since: first ? wallClock() : this.failure!.since };
@@ -232,11 +237,7 @@ export async function installPersistence(app: FastifyInstance, emulator: Emulato
   }
   app.addHook('onClose', async () => {
     if (timer) clearInterval(timer);
-    try {
-      await writer.flush();
-    } catch (err) {
-      // Logged even when the same failure was logged before: this time the changes are gone.
-      app.log.error({ err, stateFile: file }, 'could not write the state file on close: the changes since the last write are lost');
-    }
+    // A failure is logged by the writer and shown by its status, which a process exit reads.
+    await writer.flush({ final: true }).catch(() => undefined);
   });
 }

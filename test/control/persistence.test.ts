@@ -209,7 +209,8 @@ describe('a state file that cannot be written', () => {
     await blockFile();
     await app.close();
     app = undefined;
-    expect(logged.errors()).toContain('could not write the state file on close: the changes since the last write are lost');
+    // One line, saying what is lost.
+    expect(logged.errors()).toEqual(['could not write the state file on close: the changes since the last write are lost']);
     expect(await readdir(dir)).toEqual(['state.json']);
   });
 
