@@ -20,6 +20,8 @@ const { ANNOTATIONS, CLOUD } = PATHS;
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Far above any grace used here: only a shutdown that hangs reaches it. */
 const GIVE_UP_MS = 15_000;
+/** A process start on a busy machine can take seconds: the tests that start one get longer. */
+const PROCESS_TEST_MS = 60_000;
 
 let dir: string;
 let file: string;
@@ -133,7 +135,7 @@ async function startServer(env: Record<string, string>): Promise<Server> {
   const server: Server = { child, base: '', output: () => output, exit };
   servers.push(server);
   // The ready line (JSON: the output is not a terminal) names the address it listens on.
-  for (let i = 0; i < 1000 && !server.base; i++) {
+  for (let i = 0; i < 2000 && !server.base; i++) {
     const match = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(output);
     if (match) server.base = match[1];
     else if (child.exitCode !== null) break;
@@ -177,7 +179,7 @@ describe('the process on SIGTERM', () => {
     expect(await held).toBe('closed');
     expect((await readState()).annotations.map((a: { title: string }) => a.title)).toContain(annotation.title);
     expect(server.output()).toContain('requests still in flight after the grace: closing their connections');
-  });
+  }, PROCESS_TEST_MS);
 
   it('exits 1, saying why, when the final write fails', async () => {
     const server = await startServer(env());
@@ -186,5 +188,5 @@ describe('the process on SIGTERM', () => {
     expect(await terminate(server), server.output()).toEqual({ code: 1, signal: null });
     expect(server.output()).toContain('the state file was not written at shutdown');
     expect(await readdir(dir)).toEqual(['state.json']);
-  });
+  }, PROCESS_TEST_MS);
 });

@@ -12,6 +12,11 @@ import { AUTH, PATHS, authSeed, makeApp } from './helpers/app.js';
 const { ANNOTATIONS } = PATHS;
 /** Far above any deadline used here: only a server that never cuts the client off reaches it. */
 const GIVE_UP_MS = 10_000;
+/**
+ * Short, so that the tests are quick, but well above a stall of a busy machine: a client's
+ * own request must not run into it between connecting and sending.
+ */
+const DEADLINE_MS = 1000;
 
 let app: FastifyInstance | undefined;
 afterEach(async () => {
@@ -81,42 +86,42 @@ function expect408(ending: Ending, requestTimeoutMs: number) {
 
 describe('REQUEST_TIMEOUT_MS', () => {
   it('answers a client that stalls mid-body 408 and closes its connection, while health keeps answering', async () => {
-    const port = await listen({ requestTimeoutMs: 300 });
+    const port = await listen({ requestTimeoutMs: DEADLINE_MS });
     const body = JSON.stringify({ title: 'slow', text: 'x'.repeat(60), start: 1 }).padEnd(100);
     const stalled = slowClient(port, `${postHead(100)}${body.slice(0, 5)}`, '', 0);
     const health = await fetch(`http://127.0.0.1:${port}/_emulator/health`);
     expect(health.status).toBe(200);
-    expect408(await stalled, 300);
+    expect408(await stalled, DEADLINE_MS);
     // Nothing was created from the part that arrived.
     const list = await fetch(`http://127.0.0.1:${port}${ANNOTATIONS}?date-start=0`, { headers: AUTH });
     expect(await list.json()).toEqual([]);
   });
 
   it('counts the whole request, so a client trickling bytes cannot keep it alive', async () => {
-    const port = await listen({ requestTimeoutMs: 300 });
+    const port = await listen({ requestTimeoutMs: DEADLINE_MS });
     const body = JSON.stringify({ title: 'slow', text: 'x'.repeat(60), start: 1 }).padEnd(100);
-    // A byte every 20 ms would take 2 s for the body: every byte is activity, none resets the deadline.
-    const ending = await slowClient(port, postHead(100), body, 20);
-    expect408(ending, 300);
+    // A byte every 50 ms would take 5 s for the body: every byte is activity, none resets the deadline.
+    const ending = await slowClient(port, postHead(100), body, 50);
+    expect408(ending, DEADLINE_MS);
     expect(ending.bodyBytesSent).toBeLessThan(100);
   });
 
   it('cuts off headers that never end, and a connection that sends nothing', async () => {
-    const port = await listen({ requestTimeoutMs: 300 });
+    const port = await listen({ requestTimeoutMs: DEADLINE_MS });
     const [headers, silent] = await Promise.all([
-      slowClient(port, `GET /_emulator/health HTTP/1.1\r\nHost: x\r\n`, 'X-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', 20),
+      slowClient(port, `GET /_emulator/health HTTP/1.1\r\nHost: x\r\n`, `X-Slow: ${'a'.repeat(100)}`, 50),
       slowClient(port, '', '', 0),
     ]);
-    expect408(headers, 300);
-    expect408(silent, 300);
+    expect408(headers, DEADLINE_MS);
+    expect408(silent, DEADLINE_MS);
   });
 
   it('does not count the time the server takes to answer, so a fault latency is served in full', async () => {
-    const port = await listen({ requestTimeoutMs: 200 });
+    const port = await listen({ requestTimeoutMs: DEADLINE_MS });
     const rule = await fetch(`http://127.0.0.1:${port}/_emulator/faults`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ path: `${ANNOTATIONS}*`, action: { latencyMs: 600 } }),
+      body: JSON.stringify({ path: `${ANNOTATIONS}*`, action: { latencyMs: 2 * DEADLINE_MS } }),
     });
     expect(rule.status).toBe(201);
     const res = await fetch(`http://127.0.0.1:${port}${ANNOTATIONS}?date-start=0`, { headers: AUTH });
