@@ -10,15 +10,18 @@
 //   paths   the path-spelling corpus (scripts/path-corpus.mjs) against every protected
 //           operation of the OpenAPI document, without credentials, with ADMIN_TOKEN and
 //           ALERTS_REQUIRE_TOKEN set: every answer is 400, 401 or 404 and the state is unchanged.
+//   slow    hundreds of clients trickle request bodies: each is cut off by REQUEST_TIMEOUT_MS,
+//           and the health check answers throughout.
 //
 // Environment: SOAK_SECONDS (default 60, per timed part), SOAK_CLIENTS (50), SOAK_KILLS (20),
-// SOAK_PARTS (race,memory,kill,paths), SOAK_FLUSH_MS (50), BENCH_SERVER (default dist/cli/server.js).
+// SOAK_PARTS (race,memory,kill,paths,slow), SOAK_FLUSH_MS (50), SOAK_SLOW_CLIENTS (800),
+// SOAK_SLOW_TIMEOUT_MS (2000), BENCH_SERVER (default dist/cli/server.js).
 import http from 'node:http';
 import net from 'node:net';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HOST, median, num, rssMiB, sleep, startProcess } from '../bench/lib.mjs';
+import { HOST, median, num, request, rssMiB, sleep, startProcess } from '../bench/lib.mjs';
 import { spellings } from './path-corpus.mjs';
 import { BENCH_TOKEN, FIRST_ANNOTATION_ID, grid, writeSeed } from '../bench/seeds.mjs';
 
@@ -26,7 +29,9 @@ const SECONDS = num('SOAK_SECONDS', 60);
 const CLIENTS = Math.round(num('SOAK_CLIENTS', 50));
 const KILLS = Math.round(num('SOAK_KILLS', 20));
 const FLUSH_MS = Math.round(num('SOAK_FLUSH_MS', 50));
-const PARTS = new Set((process.env.SOAK_PARTS ?? 'race,memory,kill,paths').split(',').map((s) => s.trim()));
+const SLOW_CLIENTS = Math.round(num('SOAK_SLOW_CLIENTS', 800));
+const SLOW_TIMEOUT_MS = Math.round(num('SOAK_SLOW_TIMEOUT_MS', 2000));
+const PARTS = new Set((process.env.SOAK_PARTS ?? 'race,memory,kill,paths,slow').split(',').map((s) => s.trim()));
 
 const CLOUD = '/concerto/services/rest/CloudService/v1';
 const REPO = '/concerto/services/rest/RepositoryService/v1';
@@ -592,9 +597,146 @@ async function paths() {
   return verdict.ok;
 }
 
+// ---------------------------------------------------------------------------------------------
+// slow: clients that trickle their request bodies
+// ---------------------------------------------------------------------------------------------
+
+/** The soft limit on open files of this process (the server gets the same), from /proc (Linux). */
+function openFileLimit() {
+  try {
+    const line = readFileSync('/proc/self/limits', 'utf8').split('\n').find((l) => l.startsWith('Max open files'));
+    const soft = Number(line?.split(/\s+/)[3]);
+    return Number.isFinite(soft) ? soft : 1024;
+  } catch {
+    return 1024;
+  }
+}
+
+/** Open file descriptors of a process, from /proc (Linux). */
+function openFiles(pid) {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).length;
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * One client that sends the head of a request with Content-Length: 1000, then one body byte
+ * every 250 ms: the body would take four minutes. Resolves with how it ended.
+ */
+function trickle(port, method, path) {
+  return new Promise((resolve) => {
+    const t0 = performance.now();
+    let received = '';
+    let timer;
+    let sent = 0;
+    const socket = net.connect(port, HOST, () => {
+      socket.write(`${method} ${path} HTTP/1.1\r\nHost: ${HOST}\r\nX-Auth-Token: ${BENCH_TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`);
+      timer = setInterval(() => {
+        if (socket.writable) socket.write(' ');
+        sent++;
+      }, 250);
+    });
+    socket.setEncoding('latin1');
+    socket.on('data', (c) => (received += c));
+    socket.on('error', (err) => (received ||= `error ${err.code}`));
+    let gaveUp = false;
+    socket.on('close', () => {
+      clearInterval(timer);
+      const status = /^HTTP\/1\.1 (\d{3}) /.exec(received)?.[1];
+      resolve({ ms: performance.now() - t0, status: status ?? (gaveUp ? 'still open at the bound' : received.startsWith('error') ? received : 'closed without an answer'), bytes: sent + 1 });
+    });
+    // Ends the client in any case, so that the part stays bounded even against a server without deadlines.
+    socket.giveUp = () => {
+      gaveUp = true;
+      socket.destroy();
+    };
+    trickle.sockets.add(socket);
+  });
+}
+trickle.sockets = new Set();
+
+async function slow() {
+  const work = mkdtempSync(join(tmpdir(), 'cloud-emulator-soak-'));
+  const verdict = new Verdict();
+  writeSeed(work, { grids: 2, annotations: 10, domains: 1 });
+  // Each client holds a descriptor here and one in the server: stay well inside the limit.
+  const limit = openFileLimit();
+  const clients = Math.min(SLOW_CLIENTS, Math.max(10, limit - 200));
+  if (clients < SLOW_CLIENTS) log(`  (${SLOW_CLIENTS} slow clients asked for, ${clients} fit in the open-file limit of ${limit})`);
+  // The rate limit would refuse most annotation writes before their body is read.
+  const server = await startProcess({ env: { FIXTURES_DIR: work, REQUEST_TIMEOUT_MS: String(SLOW_TIMEOUT_MS), RATE_LIMIT_MAX: '1000000000' } });
+  const health = { ok: 0, failed: 0, slowestMs: 0, failures: new Map() };
+  let polling = true;
+  let peakFiles = openFiles(server.pid);
+  // The health check, as a container runtime would poll it, but ten times a second.
+  const poller = (async () => {
+    while (polling) {
+      const t0 = performance.now();
+      const res = await request(server.port, { path: '/_emulator/health', timeoutMs: 2000 }).catch((err) => ({ status: 0, error: err.message }));
+      health.slowestMs = Math.max(health.slowestMs, performance.now() - t0);
+      if (res.status === 200) health.ok++;
+      else {
+        health.failed++;
+        const key = res.status ? `status ${res.status}` : res.error;
+        health.failures.set(key, (health.failures.get(key) ?? 0) + 1);
+      }
+      peakFiles = Math.max(peakFiles, openFiles(server.pid));
+      await sleep(100);
+    }
+  })();
+  log(`slow: ${clients} clients trickle request bodies (a byte every 250 ms) to annotation writes and the state import, REQUEST_TIMEOUT_MS=${SLOW_TIMEOUT_MS} ...`);
+  try {
+    const filesBefore = openFiles(server.pid);
+    const t0 = performance.now();
+    const endings = [];
+    // In batches, so that the listen backlog is never what refuses a connection.
+    for (let i = 0; i < clients; i += 100) {
+      // Half on an annotation write, half on the state import, the route with the largest body limit.
+      endings.push(...Array.from({ length: Math.min(100, clients - i) }, (_, j) => (j % 2 ? trickle(server.port, 'PUT', '/_emulator/state') : trickle(server.port, 'POST', ANNOTATIONS))));
+      await sleep(20);
+    }
+    const openedMs = performance.now() - t0;
+    // Well past the deadline: a client still connected then was not cut off.
+    const bound = SLOW_TIMEOUT_MS * 3 + 5000;
+    const giveUp = setTimeout(() => {
+      for (const socket of trickle.sockets) socket.giveUp();
+    }, bound);
+    const results = await Promise.all(endings);
+    clearTimeout(giveUp);
+    polling = false;
+    await poller;
+    const filesAfter = openFiles(server.pid);
+
+    const byStatus = new Map();
+    for (const r of results) byStatus.set(r.status, (byStatus.get(r.status) ?? 0) + 1);
+    const cut = results.filter((r) => r.status === '408' && r.ms < bound);
+    const times = results.map((r) => r.ms).sort((a, b) => a - b);
+    log(`  ${clients} connections opened in ${Math.round(openedMs)} ms; endings: ${[...byStatus].map(([k, n]) => `${k}: ${n}`).join(', ')}`);
+    log(`  cut off by the request timeout (408): ${cut.length} of ${clients}, after ${Math.round(times[0])}–${Math.round(times.at(-1))} ms (median ${Math.round(median(times))} ms), having sent ${Math.min(...results.map((r) => r.bytes))}–${Math.max(...results.map((r) => r.bytes))} of 1000 body bytes`);
+    log(`  health during the run: ${health.ok} answered 200, ${health.failed} failed${health.failed ? ` (${[...health.failures].map(([k, n]) => `${k}: ${n}`).join(', ')})` : ''}; slowest ${Math.round(health.slowestMs)} ms`);
+    log(`  server open files: ${filesBefore} before, ${peakFiles} at the peak, ${filesAfter} after the cut-off`);
+    verdict.check(cut.length === clients, 'slow clients not cut off with 408 within the bound', () => [...byStatus].map(([k, n]) => `${k}: ${n}`).join(', '));
+    verdict.check(health.failed === 0 && health.ok > 0, 'health did not answer throughout', `${health.ok} ok, ${health.failed} failed`);
+    verdict.check(filesAfter < filesBefore + 50, 'the server kept descriptors of the cut-off clients', `${filesBefore} before, ${filesAfter} after`);
+    const after = await request(server.port, { path: '/_emulator/health' }).catch((err) => ({ status: 0, error: err.message }));
+    verdict.check(after.status === 200, 'health after the run', `${after.status} ${after.error ?? ''}`);
+    verdict.check(server.child.exitCode === null, 'server exited during the run', server.stderr());
+  } finally {
+    polling = false;
+    for (const socket of trickle.sockets) socket.giveUp();
+    await server.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+  verdict.report('slow');
+  return verdict.ok;
+}
+
 const results = [];
 if (PARTS.has('race')) results.push(await race());
 if (PARTS.has('memory')) results.push(await memory());
 if (PARTS.has('kill')) results.push(await kill());
 if (PARTS.has('paths')) results.push(await paths());
+if (PARTS.has('slow')) results.push(await slow());
 process.exit(results.every(Boolean) ? 0 : 1);

@@ -15,6 +15,7 @@ import { CONTROL_PREFIX, controlRoutes } from './control/routes.js';
 import { installControlHooks } from './control/hooks.js';
 import { installPersistence } from './world/persistence.js';
 import { installCors } from './http/cors.js';
+import { connectionLimits } from './http/connection-limits.js';
 import { installOpenApi } from './http/openapi.js';
 import { OneLinePerRequest, installRequestId } from './http/request-log.js';
 import { UI_PREFIX, uiRoutes } from './ui/plugin.js';
@@ -51,6 +52,8 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? false }),
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     bodyLimit: config.bodyLimitBytes,
+    // Deadlines, so that slow or silent clients cannot hold connections (and descriptors) open.
+    ...connectionLimits(config),
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     logController: new OneLinePerRequest({ disableRequestLogging: !logging }),

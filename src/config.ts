@@ -30,6 +30,10 @@ export const ConfigSchema = Type.Object({
   journalSize: Type.Integer({ env: 'JOURNAL_SIZE', flag: 'journal-size', minimum: 0, default: 1000, description: 'how many requests the request journal keeps' }),
   corsOrigins: Type.String({ env: 'CORS_ORIGINS', flag: 'cors-origins', minLength: 1, default: '*', description: "allowed browser origins: '*' or a comma-separated list" }),
   bodyLimitBytes: Type.Integer({ env: 'BODY_LIMIT_BYTES', flag: 'body-limit-bytes', minimum: 1, default: 1024 * 1024, description: 'largest request body accepted (larger: 413)' }),
+  requestTimeoutMs: Type.Integer({ env: 'REQUEST_TIMEOUT_MS', flag: 'request-timeout-ms', minimum: 1, default: 30_000, description: 'a request, headers and body, must arrive in full within this; else 408 and the connection is closed' }),
+  keepAliveTimeoutMs: Type.Integer({ env: 'KEEP_ALIVE_TIMEOUT_MS', flag: 'keep-alive-timeout-ms', minimum: 1, default: 72_000, description: 'a kept-alive connection with no request for this long is closed' }),
+  connectionTimeoutMs: Type.Integer({ env: 'CONNECTION_TIMEOUT_MS', flag: 'connection-timeout-ms', minimum: 0, default: 600_000, description: 'a connection with no traffic either way for this long is closed, even while a fault latency holds its answer; 0 never' }),
+  shutdownGraceMs: Type.Integer({ env: 'SHUTDOWN_GRACE_MS', flag: 'shutdown-grace-ms', minimum: 0, default: 5000, description: 'on SIGTERM/SIGINT, how long requests in flight may still finish before their connections are closed and the state file is written' }),
 });
 export type Config = Static<typeof ConfigSchema>;
 export type ConfigKey = keyof Config;

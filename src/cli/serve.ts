@@ -1,15 +1,63 @@
 import closeWithGrace from 'close-with-grace';
+import type { FastifyInstance } from 'fastify';
 import { ConfigError, loadConfig, type ConfigKey } from '../config.js';
 import { FixtureError } from '../core/fixtures.js';
 import { startEmulator, type RunningEmulator } from '../index.js';
 
-/** Longest a shutdown may take before the process gives up on in-flight work. */
-const SHUTDOWN_GRACE_MS = 5000;
+/**
+ * How long the final state write may take once every connection is closed. A file system
+ * that hangs (a lost network mount) must not keep the process forever; a write that takes
+ * this long has failed for any purpose.
+ */
+const FINAL_WRITE_LIMIT_MS = 30_000;
+
+/** How soon a connection whose last request ended during the shutdown grace is closed. */
+const IDLE_REAP_INTERVAL_MS = 50;
+
+/** A shutdown that ends without the state on disk (the write failed or never finished). */
+export class ShutdownError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ShutdownError';
+  }
+}
+
+/**
+ * Closes the app for a process about to exit: stops accepting connections, gives requests
+ * in flight up to `graceMs` to finish, then closes the connections still open (a request
+ * held by a fault latency, a client that never reads), so that the app's close hooks (the
+ * final state-file write among them) always run. Rejects with a ShutdownError when the
+ * state file could not be written, so that the process can exit non-zero.
+ */
+export async function closeForExit(app: FastifyInstance, graceMs: number, finalWriteLimitMs = FINAL_WRITE_LIMIT_MS): Promise<void> {
+  const closed = app.close();
+  // Closing reaps the connections idle at that moment only: one whose request ends during
+  // the grace would stay open (kept alive) until the grace is over.
+  const reaper = setInterval(() => app.server.closeIdleConnections(), IDLE_REAP_INTERVAL_MS);
+  const outcome = (promise: Promise<unknown>) => promise.then(() => 'closed' as const);
+  let timer: NodeJS.Timeout | undefined;
+  const after = (ms: number) => new Promise<'late'>((resolve) => (timer = setTimeout(resolve, ms, 'late')));
+  try {
+    if ((await Promise.race([outcome(closed), after(graceMs)])) === 'late') {
+      app.log.warn({ graceMs }, 'requests still in flight after the grace: closing their connections');
+      app.server.closeAllConnections();
+      clearTimeout(timer);
+      if ((await Promise.race([outcome(closed), after(finalWriteLimitMs)])) === 'late') {
+        throw new ShutdownError(`closing did not finish within ${finalWriteLimitMs} ms after the connections were closed: the state file may not be written`);
+      }
+    }
+  } finally {
+    clearTimeout(timer);
+    clearInterval(reaper);
+  }
+  const persistence = app.statePersistence?.status();
+  if (persistence && !persistence.ok) throw new ShutdownError(`the state file was not written at shutdown: ${persistence.error}`);
+}
 
 /**
  * Runs the emulator as a process: settings from the command line (`overrides`) win over the
- * environment; SIGTERM/SIGINT close it gracefully (in-flight requests finish, the state file
- * is flushed by the app's close hooks) and the process exits 0.
+ * environment; SIGTERM/SIGINT close it gracefully (see closeForExit) and the process exits 0,
+ * or 1 when the state file could not be written.
  */
 export async function serve(
   overrides: Partial<Record<ConfigKey, unknown>>,
@@ -31,10 +79,13 @@ export async function serve(
           },
   });
   const { app } = emu;
-  closeWithGrace({ delay: SHUTDOWN_GRACE_MS, logger: app.log }, async ({ signal, err }) => {
+  // No delay of its own: closeForExit bounds the shutdown and, unlike a timeout that exits
+  // at once, still writes the state file. A second signal exits at once with code 1.
+  closeWithGrace({ delay: null, logger: app.log }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'closing after an error');
-    else app.log.info({ signal }, 'closing');
-    await app.close();
+    else app.log.info({ signal, graceMs: config.shutdownGraceMs }, 'closing');
+    // A rejection is logged by close-with-grace, and the process exits 1.
+    await closeForExit(app, config.shutdownGraceMs);
     app.log.info('closed');
   });
   app.log.info({ url: emu.url, docs: `${emu.url}/_emulator/docs` }, 'cloud-emulator ready');

@@ -177,15 +177,26 @@ export const JournalListSchema = Type.Object(
 // Health, reset, state
 // ---------------------------------------------------------------------------------------
 
+export const PersistenceStatusSchema = Type.Object(
+  {
+    ok: Type.Boolean({ description: 'false while writes of the state file fail' }),
+    error: Type.Optional(Type.String({ description: 'why the last write failed (while not ok)' })),
+    failingSince: Type.Optional(Type.String({ format: 'date-time', description: 'when the writes started failing, real time (while not ok)' })),
+    lastWrittenAt: Type.Optional(Type.String({ format: 'date-time', description: 'when the state file was last written, real time' })),
+  },
+  { additionalProperties: false, description: 'the state file, when STATE_FILE is set' },
+);
+
 export const HealthSchema = Type.Object(
   {
-    status: Type.Literal('ok'),
+    status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')], { description: "'degraded' (with status 503) while the state file cannot be written" }),
     now: Type.Integer({ description: 'emulated time, epoch ms' }),
     uptimeSeconds: Type.Number(),
     clock: ClockStatusSchema,
     counts: Type.Record(Type.String(), Type.Integer(), { description: 'number of each kind of resource' }),
     faultRules: Type.Integer({ description: 'active fault rules' }),
     stateFile: Type.Optional(Type.String({ description: 'where the state is persisted, when STATE_FILE is set' })),
+    persistence: Type.Optional(PersistenceStatusSchema),
   },
   { additionalProperties: false },
 );

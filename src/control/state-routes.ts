@@ -16,23 +16,29 @@ function sectionCounts(state: State): Record<string, number> {
 
 /** Health, reset, and export/import of the whole state. */
 export const stateRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = async (app, { emulator }) => {
-  /** GET /_emulator/health: fixtures are loaded and the server answers (the container's health check). */
+  /**
+   * GET /_emulator/health: fixtures are loaded and the server answers (the container's health
+   * check). 503 while the state file cannot be written, so that a health check notices that
+   * acknowledged changes are not being kept.
+   */
   app.get(
     '/health',
     {
       schema: {
         tags: ['Control'],
         summary: 'Liveness and readiness; open even when ADMIN_TOKEN is set',
-        response: { 200: HealthSchema },
+        response: { 200: HealthSchema, 503: HealthSchema },
       },
     },
-    async () => {
+    async (_request, reply) => {
       // Cheap on purpose: polled every few seconds, so it reads counts instead of exporting.
       const { provisioning, annotations } = emulator.stores;
       const catalog = provisioning.catalog();
       const clock = emulator.clock.status();
+      const persistence = app.statePersistence?.status();
+      if (persistence && !persistence.ok) reply.code(503);
       return {
-        status: 'ok' as const,
+        status: persistence && !persistence.ok ? ('degraded' as const) : ('ok' as const),
         now: clock.now,
         uptimeSeconds: Math.round(process.uptime() * 10) / 10,
         clock,
@@ -44,6 +50,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = as
         },
         faultRules: emulator.faults.activeCount(),
         ...(emulator.config.stateFile !== undefined ? { stateFile: emulator.config.stateFile } : {}),
+        ...(persistence ? { persistence } : {}),
       };
     },
   );

@@ -1,7 +1,8 @@
 import { open, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, isAbsolute } from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Emulator } from './world.js';
+import { wallClock } from '../core/clock.js';
 import { FixtureError } from '../core/fixtures.js';
 import { parseState, type State } from './state.js';
 
@@ -33,21 +34,23 @@ export async function readStateFile(file: string): Promise<State | undefined> {
 /**
  * Writes the file so that a reader (or the next start) sees either the old content or the
  * new, never a half-written one: the text goes to a temporary file beside it, is flushed to
- * disk, and then renamed over the target, which the file system does atomically.
+ * disk, and then renamed over the target, which the file system does atomically. When any
+ * step fails (a full disk, a read-only or vanished folder), the temporary file is removed.
  */
 export async function writeStateFile(file: string, text: string): Promise<void> {
   const tmp = `${file}.tmp-${process.pid}`;
-  const handle = await open(tmp, 'w');
   try {
-    await handle.writeFile(text, 'utf8');
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
+    const handle = await open(tmp, 'w');
+    try {
+      await handle.writeFile(text, 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
     await rename(tmp, file);
   } catch (err) {
-    await rm(tmp, { force: true });
+    // The write's own error is the one worth reporting; a failed clean-up adds nothing to it.
+    await rm(tmp, { force: true }).catch(() => undefined);
     throw err;
   }
 }
@@ -96,27 +99,84 @@ export async function removeStaleTemporaryFiles(file: string): Promise<string[]>
   return removed;
 }
 
-/** Serialises writes of one file and skips those that would not change it. */
+/** How the state file is faring, as the health check reports it. */
+export interface PersistenceStatus {
+  ok: boolean;
+  /** Why the last write failed (while not ok). */
+  error?: string;
+  /** When the writes started failing, ISO 8601 real time (while not ok). */
+  failingSince?: string;
+  /** When the file was last written, ISO 8601 real time. */
+  lastWrittenAt?: string;
+}
+
+type Log = Pick<FastifyBaseLogger, 'error' | 'info'>;
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * Serialises writes of one file, skips those that would not change it, and keeps the outcome
+ * for the health check. Once `log` is set, a change of condition is logged: the first
+ * failure, a failure of another kind, and the recovery; the same failure again is not.
+ */
 export class StateFileWriter {
   private chain: Promise<void> = Promise.resolve();
   private lastText?: string;
+  private lastWrittenAt?: number;
+  private failure?: { kind: string; message: string; since: number };
+  log?: Log;
 
   constructor(
     readonly file: string,
     private readonly snapshot: () => State,
   ) {}
 
-  /** Resolves when the current state is on disk. */
-  flush(): Promise<void> {
+  status(): PersistenceStatus {
+    const written = this.lastWrittenAt === undefined ? {} : { lastWrittenAt: iso(this.lastWrittenAt) };
+    if (!this.failure) return { ok: true, ...written };
+    return { ok: false, error: this.failure.message, failingSince: iso(this.failure.since), ...written };
+  }
+
+  /**
+   * Resolves when the current state is on disk; rejects with the write's error. A `final`
+   * write logs its failure whatever came before: the changes it held are lost.
+   */
+  flush({ final = false } = {}): Promise<void> {
     const run = this.chain.then(async () => {
       const text = `${JSON.stringify(this.snapshot(), null, 2)}\n`;
-      if (text === this.lastText) return;
-      await writeStateFile(this.file, text);
+      // After a failure the file may lag behind, whatever the text: write to find out.
+      if (text === this.lastText && !this.failure) return;
+      try {
+        await writeStateFile(this.file, text);
+      } catch (err) {
+        this.failed(err as NodeJS.ErrnoException, final);
+        throw err;
+      }
       this.lastText = text;
+      this.lastWrittenAt = wallClock();
+      this.recovered();
     });
     // A failed write must not wedge the ones after it; the caller still sees the failure.
     this.chain = run.catch(() => undefined);
     return run;
+  }
+
+  private failed(err: NodeJS.ErrnoException, final: boolean): void {
+    const kind = err.code ?? err.message;
+    const message = `cannot write ${this.file}: ${err.message}`;
+    const first = !this.failure;
+    if (final) {
+      this.log?.error({ err, stateFile: this.file }, 'could not write the state file on close: the changes since the last write are lost');
+    } else if (first || this.failure!.kind !== kind) {
+      this.log?.error({ err, stateFile: this.file }, 'the state file cannot be written: changes are not persisted until a write succeeds');
+    }
+    this.failure = { kind, message, since: first ? wallClock() : this.failure!.since };
+  }
+
+  private recovered(): void {
+    if (!this.failure) return;
+    this.log?.info({ stateFile: this.file, failingSince: iso(this.failure.since) }, 'the state file is written again');
+    this.failure = undefined;
   }
 }
 
@@ -125,13 +185,22 @@ function inside(dir: string, file: string): boolean {
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The state file's writer; null without STATE_FILE. */
+    statePersistence: StateFileWriter | null;
+  }
+}
+
 /**
  * Optional persistence (STATE_FILE): at start, remove what interrupted writes left beside the
  * file and load the file if it exists; then write the state every STATE_FLUSH_INTERVAL_MS
  * (0: only on close) and when the app closes. Reset still returns to the fixture seed: the
- * file is where the state goes, not a new seed.
+ * file is where the state goes, not a new seed. A write that fails later is logged and shown
+ * by the health check (app.statePersistence); the next write tries again.
  */
 export async function installPersistence(app: FastifyInstance, emulator: Emulator): Promise<void> {
+  app.decorate('statePersistence', null);
   const { stateFile, stateFlushIntervalMs, fixturesDir } = emulator.config;
   if (stateFile === undefined) return;
   const file = resolve(stateFile);
@@ -154,21 +223,21 @@ export async function installPersistence(app: FastifyInstance, emulator: Emulato
   } catch (err) {
     throw new FixtureError(`state file ${file}: cannot be written in ${dirname(file)}: ${(err as Error).message}`);
   }
+  writer.log = app.log;
+  app.statePersistence = writer;
 
   let timer: NodeJS.Timeout | undefined;
   if (stateFlushIntervalMs > 0) {
     timer = setInterval(() => {
-      writer.flush().catch((err: unknown) => app.log.error({ err, stateFile: file }, 'could not write the state file'));
+      // The writer logs and records the failure; the next tick tries again.
+      writer.flush().catch(() => undefined);
     }, stateFlushIntervalMs);
     // The interval alone must not keep the process alive.
     timer.unref();
   }
   app.addHook('onClose', async () => {
     if (timer) clearInterval(timer);
-    try {
-      await writer.flush();
-    } catch (err) {
-      app.log.error({ err, stateFile: file }, 'could not write the state file on close');
-    }
+    // A failure is logged by the writer and shown by its status, which a process exit reads.
+    await writer.flush({ final: true }).catch(() => undefined);
   });
 }
