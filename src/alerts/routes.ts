@@ -38,6 +38,7 @@ export const alertRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = as
     windowMs: emulator.config.rateLimitWindowMs,
     per: 'alert',
     key: (request) => `alert:${(request.params as { uid?: string }).uid ?? ''}`,
+    uncounted: (request) => !emulator.stores.alerts.has((request.params as { uid?: string }).uid ?? ''),
     counters: () => emulator.stores.alerts.rateLimits,
   });
 

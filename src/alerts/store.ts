@@ -25,6 +25,11 @@ export class AlertStore {
     return [...this.alerts.values()].map((a) => structuredClone(a));
   }
 
+  /** Whether an alert with this uid exists. */
+  has(uid: string): boolean {
+    return this.alerts.has(uid);
+  }
+
   /** One alert with its state and history; 404 if the uid is unknown. */
   get(uid: string): Alert {
     return structuredClone(this.find(uid));

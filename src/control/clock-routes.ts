@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Emulator } from '../world/world.js';
+import { LATEST_INSTANT } from '../core/clock.js';
 import { ErrorBodySchema, badRequest, notFound } from '../http/errors.js';
 import { allowOnly } from '../http/routing.js';
 import { AdvanceBodySchema, AdvanceResultSchema, ClockSettingsBodySchema, ClockStatusSchema, type AdvanceBody, type ClockStatusBody } from './schemas.js';
@@ -9,12 +10,6 @@ export function clockStatus(emulator: Emulator): ClockStatusBody {
   const next = emulator.stores.provisioning.nextTransitionAt();
   return { ...status, ...(next !== undefined ? { nextTransitionAt: next } : {}) };
 }
-
-/**
- * The latest instant the clock may be moved to: the end of year 9999, far enough below the
- * last instant a JavaScript Date can hold that a running (even sped-up) clock stays showable.
- */
-const LATEST_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 /** The instant an advance body asks for; undefined when there is nothing to wait for. */
 function target(emulator: Emulator, body: AdvanceBody, now: number): number | undefined {

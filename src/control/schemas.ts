@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { literals } from '../core/schema.js';
-import { MAX_PATH_PATTERN_LENGTH } from '../world/faults.js';
+import { MAX_MATCHED_PATH_LENGTH, MAX_PATH_PATTERN_LENGTH } from '../world/faults.js';
 
 // ---------------------------------------------------------------------------------------
 // Clock
@@ -90,7 +90,7 @@ export const FaultRuleInputSchema = Type.Object(
     // validation message would not say what is wrong.
     path: Type.String({
       minLength: 1,
-      description: `glob (* any run of characters, ? one) or, starting with ^, a regular expression (refused when it could backtrack catastrophically); at most ${MAX_PATH_PATTERN_LENGTH} characters; matched against the path without the query`,
+      description: `glob (* any run of characters, ? one) or, starting with ^, a regular expression (JavaScript syntax, run on a linear-time engine: no lookaround or backreferences); at most ${MAX_PATH_PATTERN_LENGTH} characters; matched against the path without the query; a path over ${MAX_MATCHED_PATH_LENGTH} characters matches no rule`,
     }),
     header: Type.Optional(FaultHeaderSchema),
     action: FaultActionInputSchema,

@@ -25,6 +25,13 @@ export interface ControllableClock extends Clock {
 
 export const wallClock = (): number => Date.now();
 
+/**
+ * The latest instant emulated time reaches: the end of year 9999. Far enough below the last
+ * instant a JavaScript Date can hold that every schedule computed from it stays showable, and
+ * still a four-digit year, as ISO 8601 wants. A sped-up clock that gets there stops there.
+ */
+export const LATEST_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
 /** Real time in milliseconds from an arbitrary origin, for measuring how long something took. */
 export const stopwatch = (): number => performance.now();
 
@@ -55,15 +62,18 @@ export class EmulatorClock implements ControllableClock {
 
   now(): number {
     const running = this.frozen ? 0 : (this.source() - this.sourceAnchor) * this.scale;
-    // The source may step backwards (NTP); emulated time must not.
-    this.last = Math.max(this.last, Math.floor(this.anchor + running));
+    // The source may step backwards (NTP); emulated time must not. Past LATEST_INSTANT time
+    // could not go on being shown, and it never goes back, so it stops there instead: a clock
+    // run at a million times real speed for days must not break every later answer.
+    this.last = Math.min(LATEST_INSTANT, Math.max(this.last, Math.floor(this.anchor + running)));
     return this.last;
   }
 
+  /** Moves time forward by `ms`, stopping at LATEST_INSTANT. */
   advance(ms: number): void {
     if (!Number.isFinite(ms) || ms < 0) throw new RangeError('time can only move forward');
     this.reanchor();
-    this.anchor += ms;
+    this.anchor = Math.min(LATEST_INSTANT, this.anchor + ms);
     this.last = Math.max(this.last, this.anchor);
   }
 

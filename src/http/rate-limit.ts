@@ -77,6 +77,12 @@ export interface RateLimitOptions {
   per: string;
   key: (request: FastifyRequest) => string;
   /**
+   * Requests that are not counted at all (say, for an alert that does not exist, which answers
+   * 404): the counters remember a bounded number of keys, and a flood of made-up keys must not
+   * push out a real one's window and so lift its limit.
+   */
+  uncounted?: (request: FastifyRequest) => boolean;
+  /**
    * The live counters, looked up per request: they belong to a store, so a reset or an
    * import of the emulator's state starts every window afresh.
    */
@@ -110,6 +116,7 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
     timeWindow: options.windowMs,
     keyGenerator: options.key,
     store: StoreCounters,
+    ...(options.uncounted ? { allowList: options.uncounted } : {}),
     errorResponseBuilder: (_request, context) =>
       new ApiError(429, `rate limit exceeded: at most ${limit}; retry in ${context.after}`),
   });

@@ -14,7 +14,8 @@ import { parseState, type State } from './state.js';
 export async function readStateFile(file: string): Promise<State | undefined> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    // A byte-order mark (a file saved by some editors) is not JSON; the file is still meant as such.
+    text = (await readFile(file, 'utf8')).replace(/^\uFEFF/, '');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new FixtureError(`state file ${file}: cannot be read: ${(err as Error).message}`);

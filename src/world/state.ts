@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { FixtureError, readFixtureFiles, validate } from '../core/fixtures.js';
+import { FixtureError, MAX_LISTED_PROBLEMS, problemMessage, readFixtureFiles, validate } from '../core/fixtures.js';
 import { TokenSeedSchema, UserSeedSchema } from '../repository/schemas.js';
 import {
   CloudServerRecordSchema,
@@ -55,42 +55,55 @@ const keyOf: Record<SectionName, (item: never) => string | number> = {
   alerts: (a: { uid: string }) => a.uid,
 };
 
-/** Problems a schema cannot see: duplicates and references to things that do not exist. */
-export function consistencyProblems(state: State): string[] {
-  const problems: string[] = [];
+/**
+ * Problems a schema cannot see: duplicates and references to things that do not exist. Lists
+ * the first MAX_LISTED_PROBLEMS and counts the rest, so a state with a million of them costs
+ * no more than one pass.
+ */
+export function consistencyProblems(state: State): { listed: string[]; total: number } {
+  const listed: string[] = [];
+  let total = 0;
+  const problem = (text: () => string) => {
+    if (total++ < MAX_LISTED_PROBLEMS) listed.push(text());
+  };
   const keys = {} as Record<SectionName, Set<string | number>>;
   for (const name of SECTION_NAMES) {
     keys[name] = new Set();
     (state[name] as never[]).forEach((item, i) => {
       const key = keyOf[name](item);
-      if (keys[name].has(key)) problems.push(`$.${name}[${i}]: duplicate ${name} entry ${JSON.stringify(key)}`);
+      if (keys[name].has(key)) problem(() => `$.${name}[${i}]: duplicate ${name} entry ${JSON.stringify(key)}`);
       keys[name].add(key);
     });
   }
   state.tokens.forEach((t, i) => {
-    if (!keys.users.has(t.userName)) problems.push(`$.tokens[${i}].userName: no user '${t.userName}'`);
+    if (!keys.users.has(t.userName)) problem(() => `$.tokens[${i}].userName: no user '${t.userName}'`);
   });
   state.cloudServers.forEach((c, i) => {
-    if (!keys.grids.has(c.gridId)) problems.push(`$.cloudServers[${i}].gridId: no grid ${c.gridId}`);
+    if (!keys.grids.has(c.gridId)) problem(() => `$.cloudServers[${i}].gridId: no grid ${c.gridId}`);
   });
   state.grids.forEach((g, i) => {
     g.deployment?.cloudServerIds.forEach((id, j) => {
-      if (!keys.cloudServers.has(id)) problems.push(`$.grids[${i}].deployment.cloudServerIds[${j}]: no cloud server ${id}`);
+      if (!keys.cloudServers.has(id)) problem(() => `$.grids[${i}].deployment.cloudServerIds[${j}]: no cloud server ${id}`);
     });
   });
   state.annotations.forEach((a, i) => {
     a.domainIds.forEach((d, j) => {
-      if (!keys.domains.has(d)) problems.push(`$.annotations[${i}].domainIds[${j}]: no domain ${d}`);
+      if (!keys.domains.has(d)) problem(() => `$.annotations[${i}].domainIds[${j}]: no domain ${d}`);
     });
   });
-  return problems;
+  return { listed, total };
+}
+
+/** Throws the consistency problems of `state`, if any, prefixed by `where`. */
+function checkConsistency(state: State, where: string): void {
+  const { listed, total } = consistencyProblems(state);
+  if (total) throw new FixtureError(problemMessage(where, listed.map((p) => `${where}: ${p}`), total - listed.length));
 }
 
 /** Validates a whole state (a PUT of /_emulator/state, a state file). */
 export function parseState(data: unknown, where: string): State {
   const state = validate(StateSchema, { ...emptyState(), ...(data as object) }, where);
-  const problems = consistencyProblems(state);
-  if (problems.length) throw new FixtureError(problems.map((p) => `${where}: ${p}`).join('\n'));
+  checkConsistency(state, where);
   return state;
 }
 
@@ -112,7 +125,6 @@ export async function loadFixtures(dir: string): Promise<State> {
       }
     }
   }
-  const problems = consistencyProblems(state);
-  if (problems.length) throw new FixtureError(problems.map((p) => `${dir}: ${p}`).join('\n'));
+  checkConsistency(state, dir);
   return state;
 }

@@ -97,6 +97,29 @@ describe('POST /_emulator/clock/advance', () => {
   });
 });
 
+describe('the end of emulated time', () => {
+  it('stops a sped-up clock at 9999-12-31T23:59:59.999Z, and every call still works there', async () => {
+    ({ app, clock } = await makeApp(seed({ grids: [grid()] })));
+    const latest = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+    expect((await advance({ to: '9999-12-31T23:59:58.999Z' })).statusCode).toBe(200);
+    const fast = await app.inject({ method: 'PUT', url: '/_emulator/clock', payload: { scale: 1_000_000, frozen: false } });
+    expect(fast.statusCode).toBe(200);
+    // A thousand emulated seconds pass every real millisecond.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const read = await app.inject({ url: '/_emulator/clock' });
+    expect(read.json()).toMatchObject({ now: latest, iso: '9999-12-31T23:59:59.999Z', scale: 1_000_000, frozen: false });
+    const still = await advance({ ms: 0 });
+    expect(still.statusCode).toBe(200);
+    expect(still.json()).toMatchObject({ now: latest, advancedMs: 0 });
+    const past = await advance({ ms: 1 });
+    expect(past.statusCode).toBe(400);
+    expect(past.json().message).toMatch(/^the clock cannot move past 9999-12-31T23:59:59\.999Z/);
+    expect((await app.inject({ url: '/_emulator/health' })).json().now).toBe(latest);
+    expect((await app.inject({ method: 'POST', url: '/_emulator/reset' })).statusCode).toBe(200);
+    expect((await app.inject({ url: `${CLOUD}/grid/101`, headers: AUTH })).statusCode).toBe(200);
+  });
+});
+
 describe('PUT /_emulator/clock', () => {
   it('sets the scale and freezes or thaws time', async () => {
     ({ app, clock } = await makeApp());

@@ -170,6 +170,47 @@ describe('GET and PUT /_emulator/state', () => {
     expect(await exportState()).toEqual(before);
   });
 
+  it('refuses a large state full of mistakes quickly, listing the first ten problems', async () => {
+    ({ app } = await makeApp(fullSeed()));
+    const before = await exportState();
+    // About 1 MiB of grids, each a number instead of an object, and each with more mistakes
+    // inside: hundreds of thousands of errors, which used to be compared with one another.
+    const numbers = { ...authSeed(), grids: Array.from({ length: 500_000 }, () => 0) };
+    const res = await app.inject({ method: 'PUT', url: '/_emulator/state', payload: numbers });
+    expect(res.statusCode).toBe(400);
+    const lines: string[] = res.json().message.split('\n');
+    expect(lines).toHaveLength(11);
+    expect(lines[0]).toBe('body: $.grids[0]: Expected object');
+    expect(lines[9]).toBe('body: $.grids[9]: Expected object');
+    expect(lines[10]).toBe('body: and more problems, not listed');
+
+    const wrongFields = { ...authSeed(), grids: Array.from({ length: 5_000 }, (_, i) => ({ ...grid({ id: i + 1 }), monitors: 'yes' })) };
+    const fields = await app.inject({ method: 'PUT', url: '/_emulator/state', payload: wrongFields });
+    expect(fields.statusCode).toBe(400);
+    const fieldLines: string[] = fields.json().message.split('\n');
+    expect(fieldLines).toHaveLength(11);
+    expect(fieldLines[0]).toBe('body: $.grids[0].monitors: Expected boolean');
+    expect(fieldLines.at(-1)).toBe('body: and more problems, not listed');
+    expect(await exportState()).toEqual(before);
+  });
+
+  it('lists the first ten duplicates and dangling references and counts the rest', async () => {
+    ({ app } = await makeApp(fullSeed()));
+    const before = await exportState();
+    const grids = Array.from({ length: 5_000 }, () => grid());
+    const res = await app.inject({ method: 'PUT', url: '/_emulator/state', payload: { ...authSeed(), grids } });
+    expect(res.statusCode).toBe(400);
+    const lines: string[] = res.json().message.split('\n');
+    expect(lines).toHaveLength(11);
+    expect(lines[0]).toBe('body: $.grids[1]: duplicate grids entry 101');
+    expect(lines[10]).toBe('body: and 4989 more problems, not listed');
+
+    const tokens = Array.from({ length: 2 }, (_, i) => ({ token: `t${i}`, userName: 'ghost' }));
+    const few = await app.inject({ method: 'PUT', url: '/_emulator/state', payload: { tokens } });
+    expect(few.json().message.split('\n')).toEqual(["body: $.tokens[0].userName: no user 'ghost'", "body: $.tokens[1].userName: no user 'ghost'"]);
+    expect(await exportState()).toEqual(before);
+  });
+
   it('takes a state larger than the default body limit', async () => {
     ({ app } = await makeApp(authSeed(), { bodyLimitBytes: 1024 }));
     const annotations = Array.from({ length: 200 }, (_, i) => ({ id: i + 1, title: `t${i}`, text: 'x'.repeat(50), start: T0, user: 'u', domainIds: [] }));

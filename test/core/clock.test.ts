@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EmulatorClock, ManualClock, javaDateString } from '../../src/core/clock.js';
+import { EmulatorClock, LATEST_INSTANT, ManualClock, javaDateString } from '../../src/core/clock.js';
 
 /** A controllable stand-in for the wall clock. */
 function source(start = 1_000_000) {
@@ -52,6 +52,22 @@ describe('EmulatorClock', () => {
     expect(clock.now()).toBe(500);
     s.move(-400);
     expect(clock.now()).toBe(500);
+  });
+
+  it('stops at the end of year 9999, however fast it runs or far it is advanced', () => {
+    expect(new Date(LATEST_INSTANT).toISOString()).toBe('9999-12-31T23:59:59.999Z');
+    const s = source();
+    const clock = new EmulatorClock({ start: LATEST_INSTANT - 1000, source: s.read, scale: 1_000_000 });
+    s.move(1);
+    expect(clock.now()).toBe(LATEST_INSTANT);
+    s.move(10_000_000_000);
+    expect(clock.status()).toMatchObject({ now: LATEST_INSTANT, iso: '9999-12-31T23:59:59.999Z' });
+    clock.advance(Number.MAX_SAFE_INTEGER);
+    expect(clock.now()).toBe(LATEST_INSTANT);
+    // Slowed down again, it stays there: time never goes back.
+    clock.setScale(1);
+    s.move(1000);
+    expect(clock.now()).toBe(LATEST_INSTANT);
   });
 
   it('advanceTo only moves forward', () => {

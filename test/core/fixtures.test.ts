@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FixtureError, jsonPath } from '../../src/core/fixtures.js';
 import { loadFixtures, parseState } from '../../src/world/state.js';
+import { readStateFile } from '../../src/world/persistence.js';
 
 async function folder(files: Record<string, unknown>): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'fixtures-'));
@@ -42,6 +43,16 @@ describe('fixtures loader', () => {
   it('refuses references to things that do not exist', () => {
     expect(() => parseState({ tokens: [{ token: 't', userName: 'ghost' }] }, 'posted')).toThrow(FixtureError);
     expect(() => parseState({ tokens: [{ token: 't', userName: 'ghost' }] }, 'posted')).toThrow(/\$\.tokens\[0\]\.userName: no user 'ghost'/);
+  });
+
+  it('reads files that start with a UTF-8 byte-order mark, as some editors save them', async () => {
+    const withMark = `\uFEFF${JSON.stringify({ users: [user] })}\n`;
+    expect((await loadFixtures(await folder({ 'a.json': withMark }))).users).toEqual([{ ...user, tenant: 'Default' }]);
+    const state = await readStateFile(join(await folder({ 'state.json': withMark }), 'state.json'));
+    expect(state?.users).toEqual([{ ...user, tenant: 'Default' }]);
+    // Only a leading one: anywhere else it is still a mistake.
+    const later = await folder({ 'b.json': `{"users": []}\uFEFF` });
+    await expect(loadFixtures(later)).rejects.toThrow(/b\.json: \$: not valid JSON/);
   });
 
   it('reports a missing folder clearly', async () => {

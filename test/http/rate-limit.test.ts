@@ -105,6 +105,23 @@ describe('alerts: per alert uid', () => {
     expect((await app.inject({ method: 'POST', url: `${ALERTS}/two/fire` })).statusCode).toBe(204);
   });
 
+  it('counts only alerts that exist: a flood of unknown uids cannot lift a real alert\'s limit', async () => {
+    ({ app } = await makeApp(seed(), { rateLimitMax: 2, rateLimitWindowMs: 60_000 }));
+    for (let i = 0; i < 2; i++) expect((await app.inject({ method: 'POST', url: `${ALERTS}/one/fire` })).statusCode).toBe(204);
+    expect((await app.inject({ method: 'POST', url: `${ALERTS}/one/fire` })).statusCode).toBe(429);
+    // More unknown uids than the counters remember keys (RATE_LIMIT_KEYS).
+    for (let batch = 0; batch < 11; batch++) {
+      const answers = await Promise.all(
+        Array.from({ length: 1000 }, (_, i) => app.inject({ method: 'POST', url: `${ALERTS}/nope-${batch}-${i}/fire` })),
+      );
+      for (const res of answers) expect(res.statusCode).toBe(404);
+    }
+    expect(app.emulator.stores.alerts.rateLimits.size).toBe(1);
+    expect((await app.inject({ method: 'POST', url: `${ALERTS}/nope-0-0/fire` })).json().message).toBe("alert 'nope-0-0' does not exist");
+    expectLimited(await app.inject({ method: 'POST', url: `${ALERTS}/one/fire` }), 2, '1 minute', 'alert');
+    expect(app.emulator.stores.alerts.get('one').history).toHaveLength(2);
+  }, 60_000);
+
   it('limits per uid even when tokens are required, across callers', async () => {
     ({ app } = await makeApp(seed(), { rateLimitMax: 1, alertsRequireToken: true }));
     expect((await app.inject({ method: 'POST', url: `${ALERTS}/one/fire`, headers: AUTH })).statusCode).toBe(204);
