@@ -1,10 +1,12 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { loadConfig, type Config } from './config.js';
-import { EmulatorClock, type ControllableClock } from './core/clock.js';
+import { resolveConfig, type Config } from './config.js';
+import { EmulatorClock, wallClock, type ControllableClock } from './core/clock.js';
 import { installErrorHandling, sendError } from './http/errors.js';
 import { strictValidatorCompiler } from './http/validation.js';
-import { Emulator } from './world/world.js';
+import { World } from './world/world.js';
+import { Sandboxes } from './world/sandboxes.js';
+import { openStateFile } from './world/persistence.js';
 import { emptyState, type State } from './world/state.js';
 import { installAuthGuard } from './repository/guard.js';
 import { REPOSITORY_PREFIX, repositoryRoutes } from './repository/routes.js';
@@ -12,17 +14,18 @@ import { PROVISIONING_PREFIX, provisioningRoutes } from './provisioning/routes.j
 import { ANNOTATIONS_PREFIX, annotationRoutes } from './annotations/routes.js';
 import { ALERTS_PREFIX, alertRoutes } from './alerts/routes.js';
 import { CONTROL_PREFIX, controlRoutes } from './control/routes.js';
-import { installControlHooks } from './control/hooks.js';
-import { installPersistence } from './world/persistence.js';
+import { SANDBOX_NAME, installControlHooks, installWorlds } from './control/hooks.js';
+import { installPersistence } from './control/persistence.js';
 import { installCors } from './http/cors.js';
 import { connectionLimits } from './http/connection-limits.js';
 import { installOpenApi } from './http/openapi.js';
 import { OneLinePerRequest, installRequestId } from './http/request-log.js';
 import { UI_PREFIX, uiRoutes } from './ui/plugin.js';
+import { splitSandbox } from './http/paths.js';
 
 export interface BuildAppOptions {
-  /** Settings; anything left out takes its default. */
-  config?: Partial<Config>;
+  /** Settings; anything left out takes its default (settings from loadConfig are taken as they are). */
+  config?: Partial<Config> | Config;
   /** The clock every lifecycle runs on (default: real time). */
   clock?: ControllableClock;
   /** The seed, already loaded (default: empty). */
@@ -34,7 +37,11 @@ export interface BuildAppOptions {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    emulator: Emulator;
+    /** The default world (what paths without /sandbox/<name> are served by). */
+    world: World;
+    /** The same default world, by the name it had before sandboxes. */
+    emulator: World;
+    sandboxes: Sandboxes;
   }
 }
 
@@ -43,9 +50,19 @@ declare module 'fastify' {
  * (server.ts, a test, an embedding program) decides both.
  */
 export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyInstance> {
-  const config = loadConfig({}, options.config ?? {});
+  const config = resolveConfig(options.config);
   const clock = options.clock ?? new EmulatorClock();
-  const emulator = new Emulator(options.fixtures ?? emptyState(), clock, config);
+  // Read before the world is built, so that its stores are built once, from the file.
+  const opened = config.stateFile === undefined ? undefined : await openStateFile(config.stateFile, config.fixturesDir);
+  const world = new World(options.fixtures ?? emptyState(), clock, config, opened?.persisted?.state);
+  const sandboxes = new Sandboxes({
+    mode: config.sandboxes,
+    max: config.maxSandboxes,
+    idleTimeoutMs: config.sandboxIdleTimeoutMs,
+    create: (state) => world.fork(state),
+    now: wallClock,
+  });
+  for (const s of opened?.persisted?.sandboxes ?? []) sandboxes.restore(s.name, world.fork(s.state), s.createdAt, s.lastUsedAt);
 
   const logging = options.loggerInstance !== undefined || Boolean(options.logger);
   const app = Fastify({
@@ -58,6 +75,18 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
     onConstructorPoisoning: 'error',
     logController: new OneLinePerRequest({ disableRequestLogging: !logging }),
     requestIdHeader: 'x-request-id',
+    // /sandbox/<name>/<path> is routed as /<path> in the sandbox's world: every route, hook
+    // and rule applies unchanged, and the name is kept for the first hook (installWorlds).
+    ...(config.sandboxes === 'off'
+      ? {}
+      : {
+          rewriteUrl: (raw: import('node:http').IncomingMessage) => {
+            const split = splitSandbox(raw.url ?? '/');
+            if (!split) return raw.url ?? '/';
+            (raw as { [SANDBOX_NAME]?: string })[SANDBOX_NAME] = split.name;
+            return split.rest;
+          },
+        }),
     // A malformed percent-escape or an overlong path segment never reaches a route; without
     // this, Fastify answers its own body (with an extra `code`, and a 414 for the length).
     frameworkErrors: (error, request, reply) => {
@@ -72,7 +101,9 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  app.decorate('emulator', emulator);
+  app.decorate('world', world);
+  app.decorate('emulator', world);
+  app.decorate('sandboxes', sandboxes);
   // Bodies are taken exactly as sent (no coercion, no silently dropped fields) on every route.
   app.setValidatorCompiler(strictValidatorCompiler);
   installErrorHandling(app, { unsupportedMediaType: 400 });
@@ -83,17 +114,32 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   // CORS before the guard (a preflight has no token); OpenAPI before the routes it lists.
   installCors(app, config.corsOrigins);
   await installOpenApi(app, config);
+  // Then the world of the request (the default one or a sandbox's), which everything after reads.
+  installWorlds(app, world, sandboxes);
   // Faults and the journal see every request; a fault strikes before the token check.
-  installControlHooks(app, emulator);
-  installAuthGuard(app, emulator);
-  await installPersistence(app, emulator);
+  installControlHooks(app);
+  installAuthGuard(app, { auth: (r) => r.world.stores.auth, alertsRequireToken: config.alertsRequireToken });
+  await installPersistence(app, { opened, main: world, sandboxes, flushIntervalMs: config.stateFlushIntervalMs });
 
-  await app.register(repositoryRoutes, { prefix: REPOSITORY_PREFIX, emulator });
-  await app.register(provisioningRoutes, { prefix: PROVISIONING_PREFIX, emulator });
-  await app.register(annotationRoutes, { prefix: ANNOTATIONS_PREFIX, emulator });
-  await app.register(alertRoutes, { prefix: ALERTS_PREFIX, emulator });
-  await app.register(controlRoutes, { prefix: CONTROL_PREFIX, emulator });
-  await app.register(uiRoutes, { prefix: UI_PREFIX, emulator });
+  // Each interface gets its own store, through the request's world, and the settings it reads.
+  await app.register(repositoryRoutes, {
+    prefix: REPOSITORY_PREFIX,
+    auth: (r) => r.world.stores.auth,
+    catalog: (r) => {
+      const { provisioning, annotations } = r.world.stores;
+      return {
+        grid: () => provisioning.catalog().grids,
+        testenvironment: () => provisioning.catalog().environments,
+        rsdb: () => provisioning.catalog().rsdbs,
+        domain: () => annotations.domains(),
+      };
+    },
+  });
+  await app.register(provisioningRoutes, { prefix: PROVISIONING_PREFIX, store: (r) => r.world.stores.provisioning });
+  await app.register(annotationRoutes, { prefix: ANNOTATIONS_PREFIX, store: (r) => r.world.stores.annotations, config });
+  await app.register(alertRoutes, { prefix: ALERTS_PREFIX, store: (r) => r.world.stores.alerts, config });
+  await app.register(controlRoutes, { prefix: CONTROL_PREFIX, world: (r) => r.world, sandboxes });
+  await app.register(uiRoutes, { prefix: UI_PREFIX });
 
   return app;
 }

@@ -34,6 +34,9 @@ export const ConfigSchema = Type.Object({
   keepAliveTimeoutMs: Type.Integer({ env: 'KEEP_ALIVE_TIMEOUT_MS', flag: 'keep-alive-timeout-ms', minimum: 1, default: 72_000, description: 'a kept-alive connection with no request for this long is closed' }),
   connectionTimeoutMs: Type.Integer({ env: 'CONNECTION_TIMEOUT_MS', flag: 'connection-timeout-ms', minimum: 0, default: 600_000, description: 'a connection with no traffic either way for this long is closed, even while a fault latency holds its answer; 0 never' }),
   shutdownGraceMs: Type.Integer({ env: 'SHUTDOWN_GRACE_MS', flag: 'shutdown-grace-ms', minimum: 0, default: 5000, description: 'on SIGTERM/SIGINT, how long requests in flight may still finish before their connections are closed and the state file is written' }),
+  sandboxes: literals(['auto', 'explicit', 'off'] as const, { env: 'SANDBOXES', flag: 'sandboxes', default: 'auto', description: 'isolated worlds under /sandbox/<name>/: auto creates one on its first request, explicit only by PUT /_emulator/sandboxes/<name>, off does not serve the prefix' }),
+  maxSandboxes: Type.Integer({ env: 'MAX_SANDBOXES', flag: 'max-sandboxes', minimum: 0, default: 100, description: 'most sandboxes at once (the default world not counted); one more answers 503' }),
+  sandboxIdleTimeoutMs: Type.Integer({ env: 'SANDBOX_IDLE_TIMEOUT_MS', flag: 'sandbox-idle-timeout-ms', minimum: 0, default: 30 * 60 * 1000, description: 'a sandbox nobody used for this long (real time) is removed; 0 keeps them' }),
 });
 export type Config = Static<typeof ConfigSchema>;
 export type ConfigKey = keyof Config;
@@ -85,6 +88,14 @@ function convert(schema: TSchema, raw: unknown): unknown {
   return raw;
 }
 
+/** Settings loadConfig produced: passed on as they are, never resolved a second time. */
+const RESOLVED = new WeakSet<object>();
+
+/** The settings as given if loadConfig already resolved them, else resolved now (defaults filled in). */
+export function resolveConfig(config: Partial<Config> | Config = {}): Config {
+  return RESOLVED.has(config) ? (config as Config) : loadConfig({}, config);
+}
+
 /**
  * Precedence: an explicit option (command line, buildApp caller) > the environment > the
  * default. Every bad value is reported at once, so one start shows everything to fix.
@@ -112,6 +123,7 @@ export function loadConfig(
     out[setting.key] = value;
   }
   if (problems.length) throw new ConfigError(problems);
+  RESOLVED.add(out);
   return out as Config;
 }
 

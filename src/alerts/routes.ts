@@ -1,9 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Emulator } from '../world/world.js';
+import type { Config } from '../config.js';
 import { ErrorBodySchema, badRequest, installErrorHandling } from '../http/errors.js';
 import { registerRateLimit } from '../http/rate-limit.js';
+import type { StoreOf } from '../http/routing.js';
+import type { AlertStore } from './store.js';
 import { AlertParamsSchema, ClearBodySchema, FireBodySchema } from './schemas.js';
 
 export const ALERTS_PREFIX = '/concerto/mpulse/api/alerts';
@@ -29,20 +31,24 @@ function acceptOptionalJson(app: FastifyInstance): void {
 }
 
 /** The alert interface: an external application fires or clears a configured alert. */
-export const alertRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = async (app, { emulator }) => {
+export interface AlertOptions {
+  store: StoreOf<AlertStore>;
+  config: Pick<Config, 'rateLimitMax' | 'rateLimitWindowMs'>;
+}
+
+export const alertRoutes: FastifyPluginAsyncTypebox<AlertOptions> = async (app, { store, config }) => {
   installErrorHandling(app, { unsupportedMediaType: 400 });
   acceptOptionalJson(app);
 
-  await registerRateLimit(app, {
-    max: emulator.config.rateLimitMax,
-    windowMs: emulator.config.rateLimitWindowMs,
+  registerRateLimit(app, {
+    max: config.rateLimitMax,
+    windowMs: config.rateLimitWindowMs,
     per: 'alert',
     key: (request) => `alert:${(request.params as { uid?: string }).uid ?? ''}`,
-    uncounted: (request) => !emulator.stores.alerts.has((request.params as { uid?: string }).uid ?? ''),
-    counters: () => emulator.stores.alerts.rateLimits,
+    uncounted: (request) => !store(request).has((request.params as { uid?: string }).uid ?? ''),
+    counters: (request) => store(request).rateLimits,
   });
 
-  const store = () => emulator.stores.alerts;
   const tags = ['Alerts'];
 
   /** POST /<uid>/fire: trigger the alert with the given or the default message and subject. */
@@ -58,7 +64,7 @@ export const alertRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = as
       },
     },
     async (request, reply) => {
-      store().fire(request.params.uid, request.body ?? undefined);
+      store(request).fire(request.params.uid, request.body ?? undefined);
       return reply.code(204).send(null);
     },
   );
@@ -76,7 +82,7 @@ export const alertRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = as
       },
     },
     async (request, reply) => {
-      store().clear(request.params.uid);
+      store(request).clear(request.params.uid);
       return reply.code(204).send(null);
     },
   );

@@ -1,6 +1,6 @@
 import type { Clock } from '../core/clock.js';
 import { conflict, notFound } from '../http/errors.js';
-import { RateCounters } from '../http/rate-limit.js';
+import { RateCounters } from '../core/rate-counters.js';
 import type { State } from '../world/state.js';
 import { ALERT_HISTORY_LIMIT, type Alert, type AlertEvent, type FireContent } from './schemas.js';
 

@@ -1,10 +1,12 @@
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Emulator } from '../world/world.js';
+import type { Config } from '../config.js';
 import { ApiError, ErrorBodySchema, badRequest, installErrorHandling, unauthorized } from '../http/errors.js';
 import { parseId } from '../http/routing.js';
 import { registerRateLimit } from '../http/rate-limit.js';
+import type { StoreOf } from '../http/routing.js';
+import type { AnnotationStore } from './store.js';
 import { installBodyRules } from '../http/bodies.js';
 import { firstValue, integerOf } from '../http/validation.js';
 import {
@@ -100,7 +102,12 @@ function userOf(request: FastifyRequest): string {
 }
 
 /** The annotation interface: add, update, delete, get and list annotations. */
-export const annotationRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = async (app, { emulator }) => {
+export interface AnnotationOptions {
+  store: StoreOf<AnnotationStore>;
+  config: Pick<Config, 'rateLimitMax' | 'rateLimitWindowMs' | 'annotationsListWrapped'>;
+}
+
+export const annotationRoutes: FastifyPluginAsyncTypebox<AnnotationOptions> = async (app, { store, config }) => {
   installErrorHandling(app, { unsupportedMediaType: 415 });
   // A read or delete that comes with a Content-Type (and maybe `{}`) is not refused for it.
   installBodyRules(app, { anyContentType: false });
@@ -120,17 +127,16 @@ export const annotationRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }>
     }
   });
 
-  await registerRateLimit(app, {
-    max: emulator.config.rateLimitMax,
-    windowMs: emulator.config.rateLimitWindowMs,
+  registerRateLimit(app, {
+    max: config.rateLimitMax,
+    windowMs: config.rateLimitWindowMs,
     per: 'token',
     // The root guard has already refused requests without a valid token.
     key: (request) => `token:${request.session?.token ?? String(request.headers['x-auth-token'])}`,
-    counters: () => emulator.stores.annotations.rateLimits,
+    counters: (request) => store(request).rateLimits,
   });
 
-  const store = () => emulator.stores.annotations;
-  const wrapped = emulator.config.annotationsListWrapped;
+  const wrapped = config.annotationsListWrapped;
   const tags = ['Annotations'];
 
   /** POST /: add an annotation; answers its id. */
@@ -144,7 +150,7 @@ export const annotationRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }>
         response: { 200: AnnotationIdSchema, ...errors(400, 401, 415, 429) },
       },
     },
-    async (request) => ({ id: store().create(createOf(request.body), userOf(request)) }),
+    async (request) => ({ id: store(request).create(createOf(request.body), userOf(request)) }),
   );
 
   /** GET /: list annotations, filtered by date-start, date-end and domain. */
@@ -159,7 +165,7 @@ export const annotationRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }>
       },
     },
     async (request) => {
-      const annotations = store().list(filterOf(request.query));
+      const annotations = store(request).list(filterOf(request.query));
       return wrapped ? { annotations } : annotations;
     },
   );
@@ -175,7 +181,7 @@ export const annotationRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }>
         response: { 200: AnnotationSchema, ...errors(400, 401, 404, 429) },
       },
     },
-    async (request) => store().get(parseId(request.params.id, 'annotation')),
+    async (request) => store(request).get(parseId(request.params.id, 'annotation')),
   );
 
   /** PUT /<id>: change any subset of the create fields; answers the whole annotation. */
@@ -192,7 +198,7 @@ export const annotationRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }>
     },
     async (request) => {
       const patch = updateOf(request.body);
-      return store().update(parseId(request.params.id, 'annotation'), patch);
+      return store(request).update(parseId(request.params.id, 'annotation'), patch);
     },
   );
 
@@ -208,7 +214,7 @@ export const annotationRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }>
       },
     },
     async (request, reply) => {
-      store().delete(parseId(request.params.id, 'annotation'));
+      store(request).delete(parseId(request.params.id, 'annotation'));
       return reply.code(204).send(null);
     },
   );

@@ -2,7 +2,7 @@ import type { Clock } from '../core/clock.js';
 import { badRequest, notFound } from '../http/errors.js';
 import { FixtureError } from '../core/fixtures.js';
 import type { State } from '../world/state.js';
-import { RateCounters } from '../http/rate-limit.js';
+import { RateCounters } from '../core/rate-counters.js';
 import type { Annotation, AnnotationCreate, AnnotationSeed, AnnotationUpdate, DomainSeed } from './schemas.js';
 
 /** An annotation as stored: absolute times, domains by id. */
@@ -81,7 +81,7 @@ export class AnnotationStore {
     const now = clock.now();
     const problems = annotationSeedProblems(state.annotations, now);
     // statusCode: a state imported over HTTP with such a problem is the caller's mistake (400).
-    if (problems.length) throw Object.assign(new FixtureError(problems.join('\n')), { statusCode: 400 });
+    if (problems.length) throw new FixtureError(problems.join('\n'));
     for (const domain of state.domains) this.domainNames.set(domain.id, domain.name);
     for (const seed of state.annotations) {
       const start = seed.start ?? now - (seed.startAgoMs as number);

@@ -1,18 +1,19 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Emulator } from '../world/world.js';
+import type { World } from '../world/world.js';
+import type { StoreOf } from '../http/routing.js';
 import { ErrorBodySchema } from '../http/errors.js';
 import { allowOnly } from '../http/routing.js';
 import { AlertParamsSchema, AlertSeedSchema } from '../alerts/schemas.js';
 import { AlertPatchBodySchema } from './schemas.js';
 
 /** Alerts as the user interface would show them: enabled or not, and everything sent through them. */
-export const alertControlRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = async (app, { emulator }) => {
+export const alertControlRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> = async (app, { world }) => {
   /** GET /_emulator/alerts: every alert with its state and fire/clear history. */
   app.get(
     '/alerts',
     { schema: { tags: ['Control'], summary: 'Every alert with its state and fire/clear history', response: { 200: Type.Array(AlertSeedSchema) } } },
-    async () => emulator.stores.alerts.list(),
+    async (request) => world(request).stores.alerts.list(),
   );
   allowOnly(app, '/alerts', ['GET']);
 
@@ -27,7 +28,7 @@ export const alertControlRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator 
         response: { 200: AlertSeedSchema, 404: ErrorBodySchema },
       },
     },
-    async (request) => emulator.stores.alerts.get(request.params.uid),
+    async (request) => world(request).stores.alerts.get(request.params.uid),
   );
 
   /** PATCH /_emulator/alerts/:uid: enable or disable an alert, as in the user interface. */
@@ -42,7 +43,7 @@ export const alertControlRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator 
         response: { 200: AlertSeedSchema, 400: ErrorBodySchema, 404: ErrorBodySchema },
       },
     },
-    async (request) => emulator.stores.alerts.setEnabled(request.params.uid, request.body.enabled),
+    async (request) => world(request).stores.alerts.setEnabled(request.params.uid, request.body.enabled),
   );
   allowOnly(app, '/alerts/:uid', ['GET', 'PATCH']);
 };

@@ -1,18 +1,19 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Emulator } from '../world/world.js';
+import type { World } from '../world/world.js';
+import type { StoreOf } from '../http/routing.js';
 import { LATEST_INSTANT } from '../core/clock.js';
 import { ErrorBodySchema, badRequest, notFound } from '../http/errors.js';
 import { allowOnly } from '../http/routing.js';
 import { AdvanceBodySchema, AdvanceResultSchema, ClockSettingsBodySchema, ClockStatusSchema, type AdvanceBody, type ClockStatusBody } from './schemas.js';
 
-export function clockStatus(emulator: Emulator): ClockStatusBody {
-  const status = emulator.clock.status();
-  const next = emulator.stores.provisioning.nextTransitionAt();
+export function clockStatus(world: World): ClockStatusBody {
+  const status = world.clock.status();
+  const next = world.stores.provisioning.nextTransitionAt();
   return { ...status, ...(next !== undefined ? { nextTransitionAt: next } : {}) };
 }
 
 /** The instant an advance body asks for; undefined when there is nothing to wait for. */
-function target(emulator: Emulator, body: AdvanceBody, now: number): number | undefined {
+function target(world: World, body: AdvanceBody, now: number): number | undefined {
   const given = (['ms', 'to', 'until'] as const).filter((k) => body[k] !== undefined);
   if (given.length !== 1) {
     throw badRequest(`body: give exactly one of ms, to or until (got ${given.length ? given.join(', ') : 'none'})`);
@@ -20,12 +21,12 @@ function target(emulator: Emulator, body: AdvanceBody, now: number): number | un
   if (body.ms !== undefined) return now + body.ms;
   if (body.until !== undefined) {
     const { kind, id } = body.until;
-    const resource = emulator.stores.provisioning.lifecycles().resources.find((r) => r.kind === kind && r.id === id);
+    const resource = world.stores.provisioning.lifecycles().resources.find((r) => r.kind === kind && r.id === id);
     if (!resource) throw notFound(`body field 'until': no ${kind} ${id}`);
     return resource.settlesAt;
   }
   const to = body.to!;
-  if (to === 'next') return emulator.stores.provisioning.nextTransitionAt();
+  if (to === 'next') return world.stores.provisioning.nextTransitionAt();
   const at = typeof to === 'number' ? to : Date.parse(to);
   if (Number.isNaN(at)) throw badRequest(`body field 'to': '${to}' is neither "next", epoch ms nor an ISO 8601 date-time`);
   if (at < now) {
@@ -35,12 +36,12 @@ function target(emulator: Emulator, body: AdvanceBody, now: number): number | un
 }
 
 /** Emulated time: read it, move it forward, speed it up, slow it down or stop it. */
-export const clockRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = async (app, { emulator }) => {
+export const clockRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> = async (app, { world }) => {
   /** GET /_emulator/clock: emulated time, scale, frozen, and the next lifecycle transition. */
   app.get(
     '/clock',
     { schema: { tags: ['Control'], summary: 'Read the emulated clock', response: { 200: ClockStatusSchema } } },
-    async () => clockStatus(emulator),
+    async (request) => clockStatus(world(request)),
   );
 
   /** PUT /_emulator/clock: change how fast emulated time passes, or freeze it. */
@@ -56,9 +57,9 @@ export const clockRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = as
     },
     async (request) => {
       const { scale, frozen } = request.body;
-      if (scale !== undefined) emulator.clock.setScale(scale);
-      if (frozen !== undefined) emulator.clock.setFrozen(frozen);
-      return clockStatus(emulator);
+      if (scale !== undefined) world(request).clock.setScale(scale);
+      if (frozen !== undefined) world(request).clock.setFrozen(frozen);
+      return clockStatus(world(request));
     },
   );
   allowOnly(app, '/clock', ['GET', 'PUT']);
@@ -75,16 +76,16 @@ export const clockRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = as
       },
     },
     async (request) => {
-      const before = emulator.clock.now();
-      const at = target(emulator, request.body, before);
+      const before = world(request).clock.now();
+      const at = target(world(request), request.body, before);
       // Near the end of what a Date can hold, time could no longer be shown, and it never goes
       // back: one such call would break every later answer, reset included.
       if (at !== undefined && at > LATEST_INSTANT) {
         throw badRequest(`the clock cannot move past ${new Date(LATEST_INSTANT).toISOString()} (asked for epoch ms ${at})`);
       }
       const advancedMs = at !== undefined && at > before ? at - before : 0;
-      if (advancedMs > 0) emulator.clock.advance(advancedMs);
-      return { ...clockStatus(emulator), advancedMs };
+      if (advancedMs > 0) world(request).clock.advance(advancedMs);
+      return { ...clockStatus(world(request)), advancedMs };
     },
   );
   allowOnly(app, '/clock/advance', ['POST']);

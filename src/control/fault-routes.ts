@@ -1,13 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Emulator } from '../world/world.js';
-import { ApiError, ErrorBodySchema, notFound } from '../http/errors.js';
+import type { World } from '../world/world.js';
+import type { StoreOf } from '../http/routing.js';
+import { ErrorBodySchema, notFound } from '../http/errors.js';
 import { allowOnly } from '../http/routing.js';
-import { FaultRuleError } from '../world/faults.js';
 import { FaultIdParamsSchema, FaultRuleInputSchema, FaultRuleSchema } from './schemas.js';
 
 /** Fault injection: rules that make matching requests fail, slow down or drop. */
-export const faultRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = async (app, { emulator }) => {
+export const faultRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> = async (app, { world }) => {
   /** POST /_emulator/faults: add a rule; it applies from the next request on. */
   app.post(
     '/faults',
@@ -20,13 +20,8 @@ export const faultRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = as
       },
     },
     async (request, reply) => {
-      try {
-        const rule = emulator.faults.add(request.body);
-        return reply.code(201).send(rule);
-      } catch (err) {
-        if (err instanceof FaultRuleError) throw new ApiError(err.statusCode, err.message);
-        throw err;
-      }
+      // A rule the store refuses throws a domain error, which the error handler answers.
+      return reply.code(201).send(world(request).faults.add(request.body));
     },
   );
 
@@ -34,15 +29,15 @@ export const faultRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = as
   app.get(
     '/faults',
     { schema: { tags: ['Control'], summary: 'List fault rules', response: { 200: Type.Array(FaultRuleSchema) } } },
-    async () => emulator.faults.list(),
+    async (request) => world(request).faults.list(),
   );
 
   /** DELETE /_emulator/faults: remove every rule. */
   app.delete(
     '/faults',
     { schema: { tags: ['Control'], summary: 'Remove every fault rule', response: { 204: Type.Null() } } },
-    async (_request, reply) => {
-      emulator.faults.clear();
+    async (request, reply) => {
+      world(request).faults.clear();
       return reply.code(204).send(null);
     },
   );
@@ -60,7 +55,7 @@ export const faultRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = as
       },
     },
     async (request) => {
-      const rule = emulator.faults.get(request.params.id);
+      const rule = world(request).faults.get(request.params.id);
       if (!rule) throw notFound(`no fault rule '${request.params.id}'`);
       return rule;
     },
@@ -78,7 +73,7 @@ export const faultRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = as
       },
     },
     async (request, reply) => {
-      if (!emulator.faults.delete(request.params.id)) throw notFound(`no fault rule '${request.params.id}'`);
+      if (!world(request).faults.delete(request.params.id)) throw notFound(`no fault rule '${request.params.id}'`);
       return reply.code(204).send(null);
     },
   );

@@ -1,6 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import type { Emulator } from '../world/world.js';
+import type { World, Emulator } from '../world/world.js';
+import type { Sandboxes } from '../world/sandboxes.js';
+import { DomainError } from '../core/errors.js';
+import { STATUS_OF } from '../http/errors.js';
 import { refuseUndecodable, requestArea } from '../repository/guard.js';
 import type { FaultVerdict } from '../world/faults.js';
 import { stopwatch } from '../core/clock.js';
@@ -11,6 +14,8 @@ export const CONTROL_PREFIX = PATHS.control;
 
 declare module 'fastify' {
   interface FastifyRequest {
+    /** The world that serves this request: the default one, or the sandbox its path names. */
+    world: World;
     /** Emulated time when the request arrived (for the journal). */
     arrivedAt: number;
     /** stopwatch() when the request arrived (the journal's duration). */
@@ -34,12 +39,13 @@ function sameSecret(given: string, expected: string): boolean {
  * Callback hooks, not async ones: they run on every request and wait only for a fault's
  * latency.
  */
-export function installControlHooks(app: FastifyInstance, emulator: Emulator): void {
+export function installControlHooks(app: FastifyInstance): void {
   app.decorateRequest('arrivedAt', 0);
   app.decorateRequest('startedAt', 0);
   app.decorateRequest('faultRuleIds', null);
 
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    const emulator = request.world;
     request.arrivedAt = emulator.clock.now();
     request.startedAt = stopwatch();
     if (refuseUndecodable(request, reply)) return;
@@ -55,7 +61,9 @@ export function installControlHooks(app: FastifyInstance, emulator: Emulator): v
   // onResponse hook): any onResponse hook makes Fastify follow every response's finish and
   // error events, which cost a request more than everything else these hooks do.
   app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, _payload: unknown, done: HookHandlerDoneFunction) => {
-    if (emulator.journal.size > 0 && !requestArea(request)?.control) record(emulator, request, reply.statusCode);
+    const emulator = request.world;
+    // A request refused before its world was known (a bad sandbox name) has no journal to go to.
+    if (emulator && emulator.journal.size > 0 && !requestArea(request)?.control) record(emulator, request, reply.statusCode);
     done();
   });
 }
@@ -122,4 +130,33 @@ function answerFault(request: FastifyRequest, reply: FastifyReply, emulator: Emu
     .type(type)
     .headers(headers)
     .send(typeof body === 'string' ? body : JSON.stringify(body));
+}
+
+/** The sandbox name a rewritten URL carried, kept on the raw request for the first hook. */
+export const SANDBOX_NAME = Symbol('sandbox name');
+
+/**
+ * The first hook of every request: the world it is served by. A path under /sandbox/<name>
+ * was rewritten before routing (the name kept on the raw request); its world is found or (in
+ * auto mode) created here, and a name that is not one is refused before anything else runs.
+ */
+export function installWorlds(app: FastifyInstance, main: World, sandboxes: Sandboxes): void {
+  app.decorateRequest('world', null as unknown as World);
+  app.decorateRequest('sandbox', null);
+  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    const name = (request.raw as { [SANDBOX_NAME]?: string })[SANDBOX_NAME];
+    if (name === undefined) {
+      request.world = main;
+      return done();
+    }
+    request.sandbox = name;
+    try {
+      request.world = sandboxes.resolve(name);
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      sendError(reply, STATUS_OF[err.kind], err.message);
+      return;
+    }
+    done();
+  });
 }

@@ -1,11 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Emulator } from '../world/world.js';
+import type { World } from '../world/world.js';
+import type { StoreOf } from '../http/routing.js';
 import { allowOnly } from '../http/routing.js';
 import { JournalListSchema, JournalQuerySchema } from './schemas.js';
 
 /** The request journal: what the system under test sent, and what it got back. */
-export const journalRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = async (app, { emulator }) => {
+export const journalRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> = async (app, { world }) => {
   /** GET /_emulator/journal: recorded requests, newest first, optionally filtered. */
   app.get(
     '/journal',
@@ -18,7 +19,7 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = 
       },
     },
     async (request) => {
-      const { journal } = emulator;
+      const { journal } = world(request);
       return { size: journal.size, total: journal.total, entries: journal.list(request.query) };
     },
   );
@@ -27,8 +28,8 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = 
   app.delete(
     '/journal',
     { schema: { tags: ['Control'], summary: 'Clear the journal', response: { 204: Type.Null() } } },
-    async (_request, reply) => {
-      emulator.journal.clear();
+    async (request, reply) => {
+      world(request).journal.clear();
       return reply.code(204).send(null);
     },
   );

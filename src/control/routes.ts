@@ -1,5 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Emulator } from '../world/world.js';
+import type { World } from '../world/world.js';
+import type { Sandboxes } from '../world/sandboxes.js';
+import type { StoreOf } from '../http/routing.js';
+import { sandboxRoutes } from './sandbox-routes.js';
 import { installErrorHandling } from '../http/errors.js';
 import { stateRoutes } from './state-routes.js';
 import { clockRoutes } from './clock-routes.js';
@@ -15,15 +18,22 @@ export { CONTROL_PREFIX } from './hooks.js';
  * admin-token check, fault injection and the journal are root hooks (hooks.ts), because they
  * must see requests to every interface, not only to these routes.
  */
-export const controlRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = async (app, { emulator }) => {
+export interface ControlOptions {
+  /** The world of the request: the default one, or the sandbox its path names. */
+  world: StoreOf<World>;
+  sandboxes: Sandboxes;
+}
+
+export const controlRoutes: FastifyPluginAsyncTypebox<ControlOptions> = async (app, { world, sandboxes }) => {
   installErrorHandling(app, { unsupportedMediaType: 400 });
   // Every body here is JSON; a text body is a mistake worth naming, not a string to parse.
   app.removeContentTypeParser('text/plain');
 
-  await app.register(stateRoutes, { emulator });
-  await app.register(clockRoutes, { emulator });
-  await app.register(scenarioRoutes, { emulator });
-  await app.register(alertControlRoutes, { emulator });
-  await app.register(faultRoutes, { emulator });
-  await app.register(journalRoutes, { emulator });
+  await app.register(stateRoutes, { world });
+  await app.register(clockRoutes, { world });
+  await app.register(scenarioRoutes, { world });
+  await app.register(alertControlRoutes, { world });
+  await app.register(faultRoutes, { world });
+  await app.register(journalRoutes, { world });
+  await app.register(sandboxRoutes, { sandboxes });
 };

@@ -36,7 +36,7 @@ const NameParamsSchema = Type.Object({ name: Type.String({ description: SANDBOX_
 export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandboxes: Sandboxes }> = async (app, { sandboxes }) => {
   // Management belongs to the default world; under /sandbox/<name>/ these paths do not exist.
   app.addHook('onRequest', (request, reply, done) => {
-    if ((request as { sandbox?: string | null }).sandbox) {
+    if (request.sandbox !== null) {
       reply.callNotFound();
       return;
     }

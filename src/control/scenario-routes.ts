@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Emulator } from '../world/world.js';
+import type { World } from '../world/world.js';
+import type { StoreOf } from '../http/routing.js';
 import { ErrorBodySchema, badRequest, notFound } from '../http/errors.js';
 import { allowOnly, parseId } from '../http/routing.js';
 import { DEFAULT_ENVIRONMENT_DURATIONS, DEFAULT_GRID_DURATIONS, DEFAULT_RSDB_DURATIONS } from '../provisioning/lifecycles.js';
@@ -24,25 +25,25 @@ function resourceOf(params: { kind: string; id: string }, allowed: readonly Reso
   return { kind, id: parseId(params.id, kind) };
 }
 
-function lifecycleOf(emulator: Emulator, kind: ResourceKind, id: number) {
-  const found = emulator.stores.provisioning.lifecycles().resources.find((r) => r.kind === kind && r.id === id);
+function lifecycleOf(world: World, kind: ResourceKind, id: number) {
+  const found = world.stores.provisioning.lifecycles().resources.find((r) => r.kind === kind && r.id === id);
   if (!found) throw notFound(`${kind} ${id} does not exist`);
   return found;
 }
 
 /** Lifecycle scenarios: where every resource is, and steering what happens next. */
-export const scenarioRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = async (app, { emulator }) => {
+export const scenarioRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> = async (app, { world }) => {
   /** GET /_emulator/lifecycles: every lifecycle table, and each resource's state and next transition. */
   app.get(
     '/lifecycles',
     { schema: { tags: ['Control'], summary: 'Lifecycle tables, durations, and where every resource is', response: { 200: LifecyclesSchema } } },
-    async () => {
-      const { provisioning } = emulator.stores;
+    async (request) => {
+      const { provisioning } = world(request).stores;
       const { tables, resources } = provisioning.lifecycles();
       const next = provisioning.nextTransitionAt();
       return {
-        now: emulator.clock.now(),
-        timeScale: emulator.config.timeScale,
+        now: world(request).clock.now(),
+        timeScale: world(request).config.timeScale,
         ...(next !== undefined ? { nextTransitionAt: next } : {}),
         // The tables are frozen data; the schema describes their shape, not their readonliness.
         tables: tables as unknown as Lifecycles['tables'],
@@ -66,7 +67,7 @@ export const scenarioRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> =
     },
     async (request) => {
       const { kind, id } = resourceOf(request.params);
-      return lifecycleOf(emulator, kind, id);
+      return lifecycleOf(world(request), kind, id);
     },
   );
   allowOnly(app, '/lifecycles/:kind/:id', ['GET']);
@@ -85,7 +86,7 @@ export const scenarioRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> =
     },
     async (request) => {
       const { kind, id } = resourceOf(request.params, ['grid', 'environment', 'rsdb']);
-      emulator.stores.provisioning.setNextStartOutcome(kind, id, request.body.outcome);
+      world(request).stores.provisioning.setNextStartOutcome(kind, id, request.body.outcome);
       return { kind, id, outcome: request.body.outcome };
     },
   );
@@ -103,7 +104,7 @@ export const scenarioRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> =
     },
     async (request, reply) => {
       const { kind, id } = resourceOf(request.params, ['grid', 'environment', 'rsdb']);
-      emulator.stores.provisioning.setNextStartOutcome(kind, id, null);
+      world(request).stores.provisioning.setNextStartOutcome(kind, id, null);
       return reply.code(204).send(null);
     },
   );
@@ -122,8 +123,8 @@ export const scenarioRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> =
     },
     async (request) => {
       const { kind, id } = resourceOf(request.params, ['environment']);
-      emulator.stores.provisioning.externallyTerminate(id);
-      return lifecycleOf(emulator, kind, id);
+      world(request).stores.provisioning.externallyTerminate(id);
+      return lifecycleOf(world(request), kind, id);
     },
   );
   allowOnly(app, '/lifecycles/:kind/:id/externally-terminate', ['POST']);
@@ -141,8 +142,8 @@ export const scenarioRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> =
     },
     async (request) => {
       const { kind, id } = resourceOf(request.params, ['cloudServer']);
-      emulator.stores.provisioning.failServer(id);
-      return lifecycleOf(emulator, kind, id);
+      world(request).stores.provisioning.failServer(id);
+      return lifecycleOf(world(request), kind, id);
     },
   );
   allowOnly(app, '/lifecycles/:kind/:id/fail', ['POST']);

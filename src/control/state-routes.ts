@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Emulator } from '../world/world.js';
+import type { World } from '../world/world.js';
+import type { StoreOf } from '../http/routing.js';
 import { ErrorBodySchema, badRequest } from '../http/errors.js';
-import { FixtureError } from '../core/fixtures.js';
 import { allowOnly } from '../http/routing.js';
 import { SECTION_NAMES, StateSchema, parseState, type State } from '../world/state.js';
 import { HealthSchema, ReplaceResultSchema, ResetResultSchema } from './schemas.js';
@@ -15,7 +15,7 @@ function sectionCounts(state: State): Record<string, number> {
 }
 
 /** Health, reset, and export/import of the whole state. */
-export const stateRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = async (app, { emulator }) => {
+export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> = async (app, { world }) => {
   /**
    * GET /_emulator/health: fixtures are loaded and the server answers (the container's health
    * check). 503 while the state file cannot be written, so that a health check notices that
@@ -30,11 +30,11 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = as
         response: { 200: HealthSchema, 503: HealthSchema },
       },
     },
-    async (_request, reply) => {
+    async (request, reply) => {
       // Cheap on purpose: polled every few seconds, so it reads counts instead of exporting.
-      const { provisioning, annotations } = emulator.stores;
+      const { provisioning, annotations } = world(request).stores;
       const catalog = provisioning.catalog();
-      const clock = emulator.clock.status();
+      const clock = world(request).clock.status();
       const persistence = app.statePersistence?.status();
       if (persistence && !persistence.ok) reply.code(503);
       return {
@@ -48,8 +48,8 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = as
           rsdbs: catalog.rsdbs.length,
           domains: annotations.domains().length,
         },
-        faultRules: emulator.faults.activeCount(),
-        ...(emulator.config.stateFile !== undefined ? { stateFile: emulator.config.stateFile } : {}),
+        faultRules: world(request).faults.activeCount(),
+        ...(world(request).config.stateFile !== undefined ? { stateFile: world(request).config.stateFile } : {}),
         ...(persistence ? { persistence } : {}),
       };
     },
@@ -66,10 +66,10 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = as
         response: { 200: ResetResultSchema },
       },
     },
-    async () => {
-      emulator.reset();
+    async (request) => {
+      world(request).reset();
       // Counted from the stores: exporting the whole state only to count it was half a reset's time.
-      return { status: 'reset' as const, clock: emulator.clock.status(), counts: emulator.counts() };
+      return { status: 'reset' as const, clock: world(request).clock.status(), counts: world(request).counts() };
     },
   );
   allowOnly(app, '/reset', ['POST']);
@@ -84,7 +84,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = as
         response: { 200: StateSchema },
       },
     },
-    async () => emulator.exportState(),
+    async (request) => world(request).exportState(),
   );
 
   /** PUT /_emulator/state: replace the whole state with a posted one, validated first. */
@@ -107,14 +107,9 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = as
       if (typeof body !== 'object' || body === null || Array.isArray(body)) {
         throw badRequest('body: expected a JSON object with the state sections (users, tokens, grids, ...)');
       }
-      let state: State;
-      try {
-        state = parseState(body, 'body');
-      } catch (err) {
-        if (err instanceof FixtureError) throw badRequest(err.message);
-        throw err;
-      }
-      emulator.replace(state);
+      // A bad state throws a domain error (400), which the error handler answers.
+      const state = parseState(body, 'body');
+      world(request).replace(state);
       return { status: 'replaced' as const, counts: sectionCounts(state) };
     },
   );

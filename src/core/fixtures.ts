@@ -3,10 +3,12 @@ import { join } from 'node:path';
 import type { TSchema, Static } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
+import { DomainError } from './errors.js';
 
-export class FixtureError extends Error {
+/** A seed, state file or posted state that is not a valid state; over HTTP, a 400. */
+export class FixtureError extends DomainError {
   constructor(message: string) {
-    super(message);
+    super('invalid', message);
     this.name = 'FixtureError';
   }
 }

@@ -1,74 +1,8 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit';
-import { wallClock } from '../core/clock.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import { durationText, type RateCounters } from '../core/rate-counters.js';
 import { ApiError } from './errors.js';
 
-/** How many keys a counter set remembers before it forgets the least recently used one. */
-export const RATE_LIMIT_KEYS = 10_000;
-
-export interface WindowCount {
-  /** Requests counted in the current window, this one included. */
-  current: number;
-  /** Milliseconds until the window ends. */
-  ttl: number;
-}
-
-/**
- * Fixed-window request counters per key (a token, an alert uid), shared by the annotation
- * and alert interfaces.
- *
- * Windows run on real time, not on the emulator's clock: a rate limit protects against how
- * fast a client really calls, and `Retry-After` tells it how many real seconds to wait.
- * Freezing or fast-forwarding emulated time must not lock a client out or let it through.
- *
- * Memory is bounded: past `capacity` keys the least recently used key is forgotten (a Map
- * iterates in insertion order, and every hit re-inserts its key at the end).
- */
-export class RateCounters {
-  private readonly windows = new Map<string, { count: number; startedAt: number }>();
-
-  constructor(
-    private readonly capacity = RATE_LIMIT_KEYS,
-    private readonly now: () => number = wallClock,
-  ) {}
-
-  /** Counts one request for `key` and reports its window. */
-  hit(key: string, windowMs: number): WindowCount {
-    const now = this.now();
-    let window = this.windows.get(key);
-    if (!window || now - window.startedAt >= windowMs) window = { count: 0, startedAt: now };
-    window.count++;
-    this.windows.delete(key);
-    this.windows.set(key, window);
-    if (this.windows.size > this.capacity) this.windows.delete(this.windows.keys().next().value as string);
-    return { current: window.count, ttl: window.startedAt + windowMs - now };
-  }
-
-  /** The window of `key` without counting a request. */
-  peek(key: string, windowMs: number): WindowCount {
-    const now = this.now();
-    const window = this.windows.get(key);
-    if (!window || now - window.startedAt >= windowMs) return { current: 0, ttl: 0 };
-    return { current: window.count, ttl: window.startedAt + windowMs - now };
-  }
-
-  clear(): void {
-    this.windows.clear();
-  }
-
-  get size(): number {
-    return this.windows.size;
-  }
-}
-
-/** "60000" -> "1 minute", "1500" -> "1500 ms" */
-export function durationText(ms: number): string {
-  const unit = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
-  if (ms % 3_600_000 === 0) return unit(ms / 3_600_000, 'hour');
-  if (ms % 60_000 === 0) return unit(ms / 60_000, 'minute');
-  if (ms % 1000 === 0) return unit(ms / 1000, 'second');
-  return `${ms} ms`;
-}
+export { RATE_LIMIT_KEYS, RateCounters, durationText, type WindowCount } from '../core/rate-counters.js';
 
 export interface RateLimitOptions {
   max: number;
@@ -83,41 +17,38 @@ export interface RateLimitOptions {
    */
   uncounted?: (request: FastifyRequest) => boolean;
   /**
-   * The live counters, looked up per request: they belong to a store, so a reset or an
-   * import of the emulator's state starts every window afresh.
+   * The live counters of the request's world: they belong to a store, so a reset or an import
+   * starts every window afresh, and each sandbox counts on its own.
    */
-  counters: () => RateCounters;
+  counters: (request: FastifyRequest) => RateCounters;
 }
 
 /**
- * Registers @fastify/rate-limit on `app` (an encapsulated route plugin: it applies to the
- * routes declared after this call, in this plugin only). A 429 carries `Retry-After` and the
- * `x-ratelimit-*` headers, and the JSON error body naming the limit and the window.
+ * Rate limiting for the routes a plugin declares after this call (and only those): a hook on
+ * each route counts the request in its world's counters; a 429 carries `Retry-After`, the
+ * `x-ratelimit-*` headers and the JSON error body naming the limit and the window; an allowed
+ * request carries the headers too.
+ *
+ * Hand-written rather than @fastify/rate-limit: that plugin's store is asked by key alone, so
+ * it cannot reach counters that belong to the request's world (a sandbox's, or the default
+ * world's after a reset), and its per-request promises were a measurable share of the cost of
+ * a write. The headers and the 429 are the plugin's.
  */
-export async function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<void> {
-  const { counters } = options;
-  class StoreCounters implements FastifyRateLimitStore {
-    incr(key: string, done: (error: Error | null, result?: WindowCount) => void, timeWindow: number): void {
-      done(null, counters().hit(key, timeWindow));
-    }
-
-    read(key: string, done: (error: Error | null, result?: WindowCount) => void, timeWindow: number): void {
-      done(null, counters().peek(key, timeWindow));
-    }
-
-    child(): FastifyRateLimitStore {
-      return this;
-    }
-  }
-
-  const limit = `${options.max} request${options.max === 1 ? '' : 's'} per ${durationText(options.windowMs)} per ${options.per}`;
-  await app.register(rateLimit, {
-    max: options.max,
-    timeWindow: options.windowMs,
-    keyGenerator: options.key,
-    store: StoreCounters,
-    ...(options.uncounted ? { allowList: options.uncounted } : {}),
-    errorResponseBuilder: (_request, context) =>
-      new ApiError(429, `rate limit exceeded: at most ${limit}; retry in ${context.after}`),
+export function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): void {
+  const { max, windowMs, key, uncounted, counters } = options;
+  const limit = `${max} request${max === 1 ? '' : 's'} per ${durationText(windowMs)} per ${options.per}`;
+  const hook = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
+    if (uncounted?.(request)) return done();
+    const { current, ttl } = counters(request).hit(key(request), windowMs);
+    const resetSeconds = Math.ceil(ttl / 1000);
+    reply.header('x-ratelimit-limit', max).header('x-ratelimit-remaining', Math.max(0, max - current)).header('x-ratelimit-reset', resetSeconds);
+    if (current <= max) return done();
+    reply.header('retry-after', resetSeconds);
+    done(new ApiError(429, `rate limit exceeded: at most ${limit}; retry in ${durationText(resetSeconds * 1000)}`));
+  };
+  // Route by route, after the route's own onRequest hooks (a 405 answers before it is counted).
+  app.addHook('onRoute', (route) => {
+    const own = route.onRequest;
+    route.onRequest = [...(own === undefined ? [] : Array.isArray(own) ? own : [own]), hook] as typeof route.onRequest;
   });
 }

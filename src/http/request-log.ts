@@ -1,5 +1,12 @@
 import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The sandbox a request to /sandbox/<name>/... is for, as named in its path; null for the default world. */
+    sandbox: string | null;
+  }
+}
+
 /**
  * One log line per request, written when the response is finished, instead of Fastify's
  * two (incoming + completed): one line to grep for method, url, status and time. Fastify
@@ -12,8 +19,9 @@ export class OneLinePerRequest extends LogController {
     // Without a logger (LOG_LEVEL=silent, or none given to buildApp), not even the line is built.
     if (this.isLogDisabled(request)) return;
     const line = {
+      ...(request.sandbox !== null ? { sandbox: request.sandbox } : {}),
       method: request.method,
-      url: request.url,
+      url: request.originalUrl,
       statusCode: reply.statusCode,
       responseTime: Math.round(reply.elapsedTime * 10) / 10,
     };

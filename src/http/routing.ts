@@ -1,4 +1,4 @@
-import type { FastifyInstance, HTTPMethods } from 'fastify';
+import type { FastifyInstance, FastifyRequest, HTTPMethods } from 'fastify';
 import { badRequest, sendError } from './errors.js';
 
 const METHODS: HTTPMethods[] = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT'];
@@ -27,3 +27,10 @@ export function parseId(raw: string, what: string): number {
   if (!/^\d{1,15}$/.test(raw)) throw badRequest(`${what} id '${raw}' is not an integer`);
   return Number(raw);
 }
+
+/**
+ * How a route plugin reaches its store: through the request, whose world (the default one or
+ * a sandbox's) the app resolved before any route ran. A plugin gets only this getter, never
+ * the whole world.
+ */
+export type StoreOf<T> = (request: FastifyRequest) => T;

@@ -1,9 +1,9 @@
 import type { FastifyRequest, HTTPMethods } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Emulator } from '../world/world.js';
 import { ErrorBodySchema, badRequest, installErrorHandling } from '../http/errors.js';
-import { allowOnly, parseId } from '../http/routing.js';
+import { allowOnly, parseId, type StoreOf } from '../http/routing.js';
+import type { ProvisioningStore } from './store.js';
 import {
   ActionBodySchema,
   CloudServerListItemSchema,
@@ -52,11 +52,10 @@ const userOf = (request: FastifyRequest) => request.session?.userName ?? 'unknow
 const viewSerializer = () => JSON.stringify;
 
 /** The provisioning interface: grids, cloud servers, RSDBs and test environments. */
-export const provisioningRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = async (app, { emulator }) => {
+export const provisioningRoutes: FastifyPluginAsyncTypebox<{ store: StoreOf<ProvisioningStore> }> = async (app, { store }) => {
   installErrorHandling(app, { unsupportedMediaType: 400 });
   // Without a text/plain parser, a non-JSON body is a media-type error, rendered as a 400.
   app.removeContentTypeParser('text/plain');
-  const store = () => emulator.stores.provisioning;
 
   const paths: Array<[string, HTTPMethods[]]> = [
     ['/grid', ['GET']],
@@ -81,7 +80,7 @@ export const provisioningRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator 
       schema: { tags: TAGS, summary: 'List active grids', response: { 200: Type.Array(GridSchema), ...LIST_ERRORS } },
       serializerCompiler: viewSerializer,
     },
-    async () => store().listGrids(),
+    async (request) => store(request).listGrids(),
   );
 
   /** GET /grid/:id: a grid with its servers, journal and statistics */
@@ -91,7 +90,7 @@ export const provisioningRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator 
       schema: { tags: TAGS, summary: 'Get a grid', params: IdParamsSchema, response: { 200: GridSchema, ...READ_ERRORS } },
       serializerCompiler: viewSerializer,
     },
-    async (request) => store().getGrid(parseId(request.params.id, 'grid')),
+    async (request) => store(request).getGrid(parseId(request.params.id, 'grid')),
   );
 
   /** POST /grid/:id/action: start a new deployment, or terminate (cancel) the current one */
@@ -109,7 +108,7 @@ export const provisioningRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator 
     },
     async (request, reply) => {
       const id = parseId(request.params.id, 'grid');
-      const grid = request.body.action === 'start' ? store().startGrid(id, userOf(request)) : store().terminateGrid(id);
+      const grid = request.body.action === 'start' ? store(request).startGrid(id, userOf(request)) : store(request).terminateGrid(id);
       return reply.code(202).send(grid);
     },
   );
@@ -123,7 +122,7 @@ export const provisioningRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator 
       schema: { tags: TAGS, summary: 'List cloud servers', response: { 200: Type.Array(CloudServerListItemSchema), ...LIST_ERRORS } },
       serializerCompiler: viewSerializer,
     },
-    async () => store().listCloudServers(),
+    async (request) => store(request).listCloudServers(),
   );
 
   /** GET /cloudserver/:id: a cloud server with its host names */
@@ -133,7 +132,7 @@ export const provisioningRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator 
       schema: { tags: TAGS, summary: 'Get a cloud server', params: IdParamsSchema, response: { 200: CloudServerSchema, ...READ_ERRORS } },
       serializerCompiler: viewSerializer,
     },
-    async (request) => store().getCloudServer(parseId(request.params.id, 'cloud server')),
+    async (request) => store(request).getCloudServer(parseId(request.params.id, 'cloud server')),
   );
 
   /** POST /cloudserver/:id/action: restart or terminate one cloud server */
@@ -151,7 +150,7 @@ export const provisioningRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator 
     },
     async (request, reply) => {
       const id = parseId(request.params.id, 'cloud server');
-      const server = request.body.action === 'restart' ? store().restartCloudServer(id) : store().terminateCloudServer(id);
+      const server = request.body.action === 'restart' ? store(request).restartCloudServer(id) : store(request).terminateCloudServer(id);
       return reply.code(202).send(server);
     },
   );
@@ -162,7 +161,7 @@ export const provisioningRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator 
   app.get(
     '/rsdb/:id',
     { schema: { tags: TAGS, summary: 'Get an RSDB', params: IdParamsSchema, response: { 200: RsdbSchema, ...READ_ERRORS } } },
-    async (request) => store().getRsdb(parseId(request.params.id, 'RSDB')),
+    async (request) => store(request).getRsdb(parseId(request.params.id, 'RSDB')),
   );
 
   /** POST /rsdb/:id/action: start or terminate a results database */
@@ -180,7 +179,7 @@ export const provisioningRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator 
     },
     async (request, reply) => {
       const id = parseId(request.params.id, 'RSDB');
-      const rsdb = request.body.action === 'start' ? store().startRsdb(id) : store().terminateRsdb(id);
+      const rsdb = request.body.action === 'start' ? store(request).startRsdb(id) : store(request).terminateRsdb(id);
       return reply.code(202).send(rsdb);
     },
   );
@@ -193,7 +192,7 @@ export const provisioningRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator 
     {
       schema: { tags: TAGS, summary: 'Get a test environment', params: IdParamsSchema, response: { 200: EnvironmentSchema, ...READ_ERRORS } },
     },
-    async (request) => store().getEnvironment(parseId(request.params.id, 'test environment')),
+    async (request) => store(request).getEnvironment(parseId(request.params.id, 'test environment')),
   );
 
   /** POST /environment/:id/action: launch, or terminate (cancel) a test environment */
@@ -212,7 +211,7 @@ export const provisioningRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator 
     async (request, reply) => {
       const id = parseId(request.params.id, 'test environment');
       const env =
-        request.body.action === 'start' ? store().startEnvironment(id, userOf(request)) : store().terminateEnvironment(id);
+        request.body.action === 'start' ? store(request).startEnvironment(id, userOf(request)) : store(request).terminateEnvironment(id);
       return reply.code(202).send(env);
     },
   );

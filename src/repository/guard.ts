@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import type { Emulator } from '../world/world.js';
-import type { Session } from './store.js';
+import type { StoreOf } from '../http/routing.js';
+import type { AuthStore, Session } from './store.js';
 import { sendError } from '../http/errors.js';
 import { ELSEWHERE, areaOf, areaOfUnmatched, type Area } from '../http/paths.js';
 
@@ -85,7 +85,13 @@ export function refuseUndecodable(request: FastifyRequest, reply: FastifyReply):
  * under a protected prefix answers 401 to a caller without a token, not 404.
  * A callback hook, not an async one: it never waits, and it runs on every request.
  */
-export function installAuthGuard(app: FastifyInstance, emulator: Emulator): void {
+export interface GuardOptions {
+  /** The users and sessions of the request's world. */
+  auth: StoreOf<AuthStore>;
+  alertsRequireToken: boolean;
+}
+
+export function installAuthGuard(app: FastifyInstance, { auth, alertsRequireToken }: GuardOptions): void {
   app.decorateRequest('session', null);
   app.decorateRequest('area', null);
   // Fail closed: a route outside every declared area would be open to anyone, so it is a
@@ -96,10 +102,10 @@ export function installAuthGuard(app: FastifyInstance, emulator: Emulator): void
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     if (refuseUndecodable(request, reply)) return;
     const { access } = requestArea(request) as Area;
-    const needsToken = access === 'token' || (access === 'alert' && emulator.config.alertsRequireToken);
+    const needsToken = access === 'token' || (access === 'alert' && alertsRequireToken);
     if (!needsToken) return done();
     const header = request.headers['x-auth-token'];
-    const session = emulator.stores.auth.use(typeof header === 'string' ? header : undefined);
+    const session = auth(request).use(typeof header === 'string' ? header : undefined);
     if (!session) {
       const why = header === undefined ? 'the X-Auth-Token header is missing' : 'the security token is invalid or expired';
       sendError(reply, 401, why);

@@ -1,26 +1,14 @@
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Emulator } from '../world/world.js';
 import { ApiError, ErrorBodySchema, badRequest, installErrorHandling, notFound } from '../http/errors.js';
 import { installBodyRules } from '../http/bodies.js';
+import type { StoreOf } from '../http/routing.js';
+import type { AuthStore } from './store.js';
 import { firstValue, repeatable } from '../http/validation.js';
 import { LogInBodySchema, ObjectsResponseSchema, TokenResponseSchema, type Credentials, type LogInBody, type RepositoryObject } from './schemas.js';
 
 export const REPOSITORY_PREFIX = '/concerto/services/rest/RepositoryService/v1';
-
-/** Object types the Objects call knows, each listing the repository's objects of that type. */
-function objectsOfType(emulator: Emulator, type: string): RepositoryObject[] | undefined {
-  const { provisioning, annotations } = emulator.stores;
-  const lists: Record<string, () => ReadonlyArray<{ id: number; name: string }>> = {
-    grid: () => provisioning.catalog().grids,
-    testenvironment: () => provisioning.catalog().environments,
-    rsdb: () => provisioning.catalog().rsdbs,
-    domain: () => annotations.domains(),
-  };
-  const list = Object.hasOwn(lists, type) ? lists[type]() : undefined;
-  return list?.map(({ id, name }) => ({ id, name, type }));
-}
 
 /** A log-in field as sent: `null` and (for the tenant) `""` mean it was left out. */
 const given = (value: string | null | undefined) => (value === null ? undefined : value);
@@ -49,8 +37,25 @@ async function logInBodyIsObject(request: FastifyRequest): Promise<void> {
   }
 }
 
+export interface RepositoryOptions {
+  auth: StoreOf<AuthStore>;
+  /** The repository's objects of each type the Objects call knows, in the request's world. */
+  catalog: StoreOf<RepositoryCatalog>;
+}
+
+/** The objects of one type, listed when asked. */
+export type RepositoryCatalog = Record<ObjectType, () => ReadonlyArray<{ id: number; name: string }>>;
+export const OBJECT_TYPES = ['grid', 'testenvironment', 'rsdb', 'domain'] as const;
+export type ObjectType = (typeof OBJECT_TYPES)[number];
+
+/** Object types the Objects call knows, each listing the repository's objects of that type. */
+function objectsOfType(catalog: RepositoryCatalog, type: string): RepositoryObject[] | undefined {
+  if (!(OBJECT_TYPES as readonly string[]).includes(type)) return undefined;
+  return catalog[type as ObjectType]().map(({ id, name }) => ({ id, name, type }));
+}
+
 /** The Repository service calls real clients need: log in, log out, find objects by name. */
-export const repositoryRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = async (app, { emulator }) => {
+export const repositoryRoutes: FastifyPluginAsyncTypebox<RepositoryOptions> = async (app, { auth, catalog }) => {
   installErrorHandling(app, { unsupportedMediaType: 400 });
   // Clients written against the real service send the log-in JSON labelled as a form
   // (`curl --data-binary` without -H), as octet-stream, as text, or with no type at all.
@@ -70,7 +75,7 @@ export const repositoryRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }>
       },
     },
     async (request) => {
-      const token = emulator.stores.auth.logIn(credentials(request.body));
+      const token = auth(request).logIn(credentials(request.body));
       if (!token) throw new ApiError(401, 'bad credentials: unknown user, wrong password or API token, or wrong tenant');
       return { token };
     },
@@ -88,7 +93,7 @@ export const repositoryRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }>
       },
     },
     async (request, reply) => {
-      emulator.stores.auth.logOut(request.params.token);
+      auth(request).logOut(request.params.token);
       return reply.code(204).send(null);
     },
   );
@@ -107,7 +112,7 @@ export const repositoryRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }>
       },
     },
     async (request) => {
-      const objects = objectsOfType(emulator, request.params.type);
+      const objects = objectsOfType(catalog(request), request.params.type);
       if (!objects) throw notFound(`unknown object type '${request.params.type}': use grid, testenvironment, rsdb or domain`);
       const name = firstValue(request.query.name);
       return { objects: name === undefined ? objects : objects.filter((o) => o.name === name) };

@@ -5,7 +5,6 @@ import { fileURLToPath } from 'node:url';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Emulator } from '../world/world.js';
 import { ErrorBodySchema, installErrorHandling, notFound } from '../http/errors.js';
 import { allowOnly } from '../http/routing.js';
 
@@ -60,7 +59,7 @@ const PageSchema = Type.String({ description: 'the file itself (HTML, JavaScript
  * The dashboard at /_emulator/ui: static files only. The page itself steers the emulator
  * through the public control API and the three interfaces, like any other client.
  */
-export const uiRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator; dir?: string }> = async (app, options) => {
+export const uiRoutes: FastifyPluginAsyncTypebox<{ dir?: string }> = async (app, options) => {
   installErrorHandling(app, { unsupportedMediaType: 400 });
   const files = loadStaticFiles(options.dir);
 

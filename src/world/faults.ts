@@ -3,14 +3,15 @@ import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { RE2JS, RE2JSException, RE2Set } from 're2js';
 import type { Clock } from '../core/clock.js';
 import type { FaultAction, FaultRule, FaultRuleInput } from '../control/schemas.js';
+import { DomainError } from '../core/errors.js';
 
 /** Why a rule could not be created; the route answers it as a 400 or 409. */
-export class FaultRuleError extends Error {
+export class FaultRuleError extends DomainError {
   constructor(
     readonly statusCode: 400 | 409,
     message: string,
   ) {
-    super(message);
+    super(statusCode === 409 ? 'conflict' : 'invalid', message);
     this.name = 'FaultRuleError';
   }
 }

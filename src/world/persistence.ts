@@ -1,7 +1,5 @@
 import { open, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, isAbsolute } from 'node:path';
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import type { Emulator } from './world.js';
 import { wallClock } from '../core/clock.js';
 import { FixtureError } from '../core/fixtures.js';
 import { parseState, type State } from './state.js';
@@ -11,7 +9,7 @@ import { parseState, type State } from './state.js';
  * that cannot be read or is not a valid state stops the start, naming the file, so a state
  * is never silently thrown away and overwritten.
  */
-export async function readStateFile(file: string): Promise<State | undefined> {
+export async function readPersisted(file: string): Promise<Persisted | undefined> {
   let text: string;
   try {
     // A byte-order mark (a file saved by some editors) is not JSON; the file is still meant as such.
@@ -29,7 +27,12 @@ export async function readStateFile(file: string): Promise<State | undefined> {
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     throw new FixtureError(`state file ${file}: $: expected a JSON object (fix or remove the file)`);
   }
-  return parseState(data, `state file ${file}`);
+  return parsePersisted(data as Record<string, unknown>, `state file ${file}`);
+}
+
+/** The default world's state in a state file (its sandboxes left aside). */
+export async function readStateFile(file: string): Promise<State | undefined> {
+  return (await readPersisted(file))?.state;
 }
 
 /**
@@ -111,7 +114,11 @@ export interface PersistenceStatus {
   lastWrittenAt?: string;
 }
 
-type Log = Pick<FastifyBaseLogger, 'error' | 'info'>;
+/** Where the writer reports a change of condition (a pino logger fits). */
+export interface Log {
+  error(details: object, message: string): void;
+  info(details: object, message: string): void;
+}
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -129,7 +136,8 @@ export class StateFileWriter {
 
   constructor(
     readonly file: string,
-    private readonly snapshot: () => State,
+    /** The file's whole text, as it should be now. */
+    private readonly snapshot: () => string,
   ) {}
 
   status(): PersistenceStatus {
@@ -144,7 +152,7 @@ export class StateFileWriter {
    */
   flush({ final = false } = {}): Promise<void> {
     const run = this.chain.then(async () => {
-      const text = `${JSON.stringify(this.snapshot(), null, 2)}\n`;
+      const text = this.snapshot();
       // After a failure the file may lag behind, whatever the text: write to find out.
       if (text === this.lastText && !this.failure) return;
       try {
@@ -186,59 +194,69 @@ function inside(dir: string, file: string): boolean {
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** The state file's writer; null without STATE_FILE. */
-    statePersistence: StateFileWriter | null;
-  }
+/** A sandbox as the state file keeps it. */
+export interface PersistedSandbox {
+  name: string;
+  createdAt: number;
+  lastUsedAt: number;
+  state: State;
+}
+
+/** What a state file holds: the default world's state, and every sandbox's. */
+export interface Persisted {
+  state: State;
+  sandboxes: PersistedSandbox[];
 }
 
 /**
- * Optional persistence (STATE_FILE): at start, remove what interrupted writes left beside the
- * file and load the file if it exists; then write the state every STATE_FLUSH_INTERVAL_MS
- * (0: only on close) and when the app closes. Reset still returns to the fixture seed: the
- * file is where the state goes, not a new seed. A write that fails later is logged and shown
- * by the health check (app.statePersistence); the next write tries again.
+ * The state file's content: the default world's state in the export format, plus, only when
+ * there are sandboxes, a `sandboxes` object of name -> {createdAt, lastUsedAt, state}. A file
+ * without sandboxes is exactly an export, so it stays a valid fixture set.
  */
-export async function installPersistence(app: FastifyInstance, emulator: Emulator): Promise<void> {
-  app.decorate('statePersistence', null);
-  const { stateFile, stateFlushIntervalMs, fixturesDir } = emulator.config;
-  if (stateFile === undefined) return;
+export function persistedText({ state, sandboxes }: Persisted): string {
+  const file: Record<string, unknown> = { ...state };
+  if (sandboxes.length) file.sandboxes = Object.fromEntries(sandboxes.map(({ name, ...rest }) => [name, rest]));
+  return `${JSON.stringify(file, null, 2)}\n`;
+}
+
+/** Splits a parsed state file into the default state and the sandboxes, validating each. */
+function parsePersisted(data: Record<string, unknown>, where: string): Persisted {
+  const { sandboxes: raw, ...rest } = data;
+  const state = parseState(rest, where);
+  const sandboxes: PersistedSandbox[] = [];
+  if (raw !== undefined) {
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new FixtureError(`${where}: $.sandboxes: expected an object of sandbox name -> {createdAt, lastUsedAt, state}`);
+    for (const [name, entry] of Object.entries(raw as Record<string, unknown>)) {
+      const e = entry as { createdAt?: unknown; lastUsedAt?: unknown; state?: unknown };
+      if (typeof e !== 'object' || e === null || !Number.isInteger(e.createdAt) || !Number.isInteger(e.lastUsedAt) || typeof e.state !== 'object' || e.state === null) {
+        throw new FixtureError(`${where}: $.sandboxes.${name}: expected {createdAt, lastUsedAt, state}`);
+      }
+      sandboxes.push({ name, createdAt: e.createdAt as number, lastUsedAt: e.lastUsedAt as number, state: parseState(e.state, `${where} $.sandboxes.${name}.state`) });
+    }
+  }
+  return { state, sandboxes };
+}
+
+export interface OpenedStateFile {
+  file: string;
+  /** What the file held, if it existed. */
+  persisted?: Persisted;
+  /** Temporary files of interrupted writes that were removed. */
+  removed: string[];
+}
+
+/**
+ * Gets STATE_FILE ready before the world is built (so its stores are built once, from the
+ * file): refuses a file among the fixtures, removes what interrupted writes left beside it,
+ * and reads it if it exists.
+ */
+export async function openStateFile(stateFile: string, fixturesDir: string): Promise<OpenedStateFile> {
   const file = resolve(stateFile);
   // A state file among the fixtures would be written to, and read back as a fixture.
   if (inside(fixturesDir, file)) {
     throw new FixtureError(`STATE_FILE ${file} is inside the fixtures folder ${resolve(fixturesDir)}: put it elsewhere, fixture files are never written to`);
   }
   const removed = await removeStaleTemporaryFiles(file);
-  if (removed.length) app.log.info({ stateFile: file, removed }, 'removed temporary files left by an interrupted write');
-  const loaded = await readStateFile(file);
-  if (loaded) {
-    emulator.replace(loaded);
-    app.log.info({ stateFile: file }, 'state loaded from the state file');
-  }
-
-  const writer = new StateFileWriter(file, () => emulator.exportState());
-  try {
-    // Written once at start, so an unwritable location stops the start instead of failing later.
-    await writer.flush();
-  } catch (err) {
-    throw new FixtureError(`state file ${file}: cannot be written in ${dirname(file)}: ${(err as Error).message}`);
-  }
-  writer.log = app.log;
-  app.statePersistence = writer;
-
-  let timer: NodeJS.Timeout | undefined;
-  if (stateFlushIntervalMs > 0) {
-    timer = setInterval(() => {
-      // The writer logs and records the failure; the next tick tries again.
-      writer.flush().catch(() => undefined);
-    }, stateFlushIntervalMs);
-    // The interval alone must not keep the process alive.
-    timer.unref();
-  }
-  app.addHook('onClose', async () => {
-    if (timer) clearInterval(timer);
-    // A failure is logged by the writer and shown by its status, which a process exit reads.
-    await writer.flush({ final: true }).catch(() => undefined);
-  });
+  const persisted = await readPersisted(file);
+  return { file, removed, ...(persisted ? { persisted } : {}) };
 }

@@ -1,0 +1,66 @@
+import { dirname } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { FixtureError } from '../core/fixtures.js';
+import type { Sandboxes } from '../world/sandboxes.js';
+import { StateFileWriter, persistedText, type OpenedStateFile } from '../world/persistence.js';
+import type { World } from '../world/world.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The state file's writer; null without STATE_FILE. */
+    statePersistence: StateFileWriter | null;
+  }
+}
+
+export interface PersistenceOptions {
+  /** The state file, already opened (and read) before the worlds were built; none without STATE_FILE. */
+  opened?: OpenedStateFile;
+  main: World;
+  sandboxes: Sandboxes;
+  /** STATE_FLUSH_INTERVAL_MS: 0 writes on close only. */
+  flushIntervalMs: number;
+}
+
+/**
+ * Optional persistence (STATE_FILE) of the default world and every sandbox: written once at
+ * start (so an unwritable place stops the start), every STATE_FLUSH_INTERVAL_MS, and when the
+ * app closes. Reset still returns to the fixture seed: the file is where the state goes, not
+ * a new seed. A write that fails later is logged and shown by the health check
+ * (app.statePersistence); the next write tries again.
+ */
+export async function installPersistence(app: FastifyInstance, { opened, main, sandboxes, flushIntervalMs }: PersistenceOptions): Promise<void> {
+  app.decorate('statePersistence', null);
+  if (!opened) return;
+  const { file, removed, persisted } = opened;
+  if (removed.length) app.log.info({ stateFile: file, removed }, 'removed temporary files left by an interrupted write');
+  if (persisted) app.log.info({ stateFile: file, sandboxes: persisted.sandboxes.length }, 'state loaded from the state file');
+
+  const writer = new StateFileWriter(file, () =>
+    persistedText({
+      state: main.exportState(),
+      sandboxes: sandboxes.entries().map(({ name, world, createdAt, lastUsedAt }) => ({ name, createdAt, lastUsedAt, state: world.exportState() })),
+    }),
+  );
+  try {
+    await writer.flush();
+  } catch (err) {
+    throw new FixtureError(`state file ${file}: cannot be written in ${dirname(file)}: ${(err as Error).message}`);
+  }
+  writer.log = app.log;
+  app.statePersistence = writer;
+
+  let timer: NodeJS.Timeout | undefined;
+  if (flushIntervalMs > 0) {
+    timer = setInterval(() => {
+      // The writer logs and records the failure; the next tick tries again.
+      writer.flush().catch(() => undefined);
+    }, flushIntervalMs);
+    // The interval alone must not keep the process alive.
+    timer.unref();
+  }
+  app.addHook('onClose', async () => {
+    if (timer) clearInterval(timer);
+    // A failure is logged by the writer and shown by its status, which a process exit reads.
+    await writer.flush({ final: true }).catch(() => undefined);
+  });
+}
