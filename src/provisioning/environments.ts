@@ -38,7 +38,7 @@ export class EnvironmentStore {
     loadedAt: number,
   ) {
     for (const env of environments) this.byId.set(env.id, env);
-    this.schedules = new Schedules('environment', environments, (e) => e.launch?.steps, FINAL_ENVIRONMENT_STATES, loadedAt);
+    this.schedules = new Schedules('environment', environments, this.byId, (e) => e.launch?.steps, FINAL_ENVIRONMENT_STATES, loadedAt);
     // An export carries the launch itself, so a re-import does not start it again.
     for (const env of environments) {
       if (env.startedAgoMs !== undefined && !env.launch) this.launch(env, loadedAt - env.startedAgoMs, env.lastLaunchedBy ?? SEED_USER);

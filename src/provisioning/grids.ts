@@ -63,8 +63,8 @@ export class GridStore {
       const counter = Number.parseInt(g.deployment?.instanceId.split(':')[3] ?? '', 16);
       return Number.isNaN(counter) ? max : Math.max(max, counter + 1);
     }, -0x7fdd);
-    this.gridSchedules = new Schedules('grid', state.grids, (g) => g.deployment?.steps, FINAL_GRID_STATES, loadedAt);
-    this.serverSchedules = new Schedules('cloudServer', state.cloudServers, (s) => s.steps, SERVER_SETTLED, loadedAt);
+    this.gridSchedules = new Schedules('grid', state.grids, this.grids, (g) => g.deployment?.steps, FINAL_GRID_STATES, loadedAt);
+    this.serverSchedules = new Schedules('cloudServer', state.cloudServers, this.servers, (s) => s.steps, SERVER_SETTLED, loadedAt);
 
     // A seed may ask for a grid already started, so the demo does not open on an empty list.
     // An export carries the deployment itself, so a re-import does not start it again.

@@ -39,6 +39,13 @@ export function isOneOf<T extends string>(values: readonly T[], value: string): 
 export interface ScheduleReader {
   /** Where every resource of this kind is at `now`, in the state's order. */
   list(now: number): ResourceLifecycle[];
+  /** Where the resource with this id is at `now`; undefined when there is none. */
+  position(id: number, now: number): ResourceLifecycle | undefined;
+  /**
+   * When the resource's current schedule reaches its last step: null when it has no schedule
+   * (never started), undefined when there is no such resource.
+   */
+  settlesAt(id: number): number | null | undefined;
   /** The earliest scheduled change after `now` of any resource of this kind, if any. */
   nextTransitionAfter(now: number): number | undefined;
 }
@@ -52,6 +59,7 @@ export class Schedules<R extends { id: number; name: string }, S extends string>
     readonly kind: ResourceKind,
     /** In the state's own order, which the listing keeps. */
     private readonly records: readonly R[],
+    private readonly byId: ReadonlyMap<number, R>,
     /** The current schedule; undefined for a resource never started. */
     private readonly stepsOf: (record: R) => readonly Step<S>[] | undefined,
     /** States counted as final (or, for kinds without a final column, resting). */
@@ -62,6 +70,18 @@ export class Schedules<R extends { id: number; name: string }, S extends string>
 
   list(now: number): ResourceLifecycle[] {
     return this.records.map((record) => this.describe(record, now));
+  }
+
+  position(id: number, now: number): ResourceLifecycle | undefined {
+    const record = this.byId.get(id);
+    return record === undefined ? undefined : this.describe(record, now);
+  }
+
+  settlesAt(id: number): number | null | undefined {
+    const record = this.byId.get(id);
+    if (record === undefined) return undefined;
+    const steps = this.stepsOf(record);
+    return steps ? steps[steps.length - 1].at : null;
   }
 
   nextTransitionAfter(now: number): number | undefined {

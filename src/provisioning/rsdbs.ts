@@ -22,7 +22,7 @@ export class RsdbStore {
     loadedAt: number,
   ) {
     for (const rsdb of rsdbs) this.byId.set(rsdb.id, rsdb);
-    this.schedules = new Schedules('rsdb', rsdbs, (r) => r.launch?.steps, RSDB_SETTLED, loadedAt);
+    this.schedules = new Schedules('rsdb', rsdbs, this.byId, (r) => r.launch?.steps, RSDB_SETTLED, loadedAt);
     // An export carries the launch itself, so a re-import does not start it again.
     for (const rsdb of rsdbs) {
       if (rsdb.startedAgoMs !== undefined && !rsdb.launch) this.launch(rsdb, loadedAt - rsdb.startedAgoMs);

@@ -159,6 +159,19 @@ export class ProvisioningStore {
     return { tables: LIFECYCLE_TABLES, resources: KINDS.flatMap((kind) => this.schedules[kind].list(now)) };
   }
 
+  /** Where one resource is in its lifecycle (its entry in lifecycles()); undefined when there is none. */
+  position(kind: ResourceKind, id: number): ResourceLifecycle | undefined {
+    return this.schedules[kind].position(id, this.clock.now());
+  }
+
+  /**
+   * When one resource's current schedule reaches its last step (its settlesAt in lifecycles()):
+   * null when it was never started, undefined when there is no such resource.
+   */
+  settlesAt(kind: ResourceKind, id: number): number | null | undefined {
+    return this.schedules[kind].settlesAt(id);
+  }
+
   /** The earliest scheduled change of any resource after now, if any is scheduled. */
   nextTransitionAt(): number | undefined {
     const now = this.clock.now();
