@@ -25,9 +25,10 @@ function target(emulator: Emulator, body: AdvanceBody, now: number): number | un
   if (body.ms !== undefined) return now + body.ms;
   if (body.until !== undefined) {
     const { kind, id } = body.until;
-    const resource = emulator.stores.provisioning.lifecycles().resources.find((r) => r.kind === kind && r.id === id);
-    if (!resource) throw notFound(`body field 'until': no ${kind} ${id}`);
-    return resource.settlesAt;
+    const settlesAt = emulator.stores.provisioning.settlesAt(kind, id);
+    if (settlesAt === undefined) throw notFound(`body field 'until': no ${kind} ${id}`);
+    // null: never started, so there is nothing to wait for.
+    return settlesAt ?? undefined;
   }
   const to = body.to!;
   if (to === 'next') return emulator.stores.provisioning.nextTransitionAt();

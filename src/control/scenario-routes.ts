@@ -25,7 +25,7 @@ function resourceOf(params: { kind: string; id: string }, allowed: readonly Reso
 }
 
 function lifecycleOf(emulator: Emulator, kind: ResourceKind, id: number) {
-  const found = emulator.stores.provisioning.lifecycles().resources.find((r) => r.kind === kind && r.id === id);
+  const found = emulator.stores.provisioning.position(kind, id);
   if (!found) throw notFound(`${kind} ${id} does not exist`);
   return found;
 }

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { T0, makeApp, type TestApp } from '../helpers/app.js';
 import { ApiError } from '../../src/http/errors.js';
@@ -405,6 +405,20 @@ describe('position and settlesAt', () => {
     // An id of another kind is not found under this one.
     expect(store().position('rsdb', 101)).toBeUndefined();
     expect(store().settlesAt('grid', 58201)).toBeUndefined();
+  });
+
+  it('are what the control API reads for one resource, without listing every resource', async () => {
+    await open({ grids: [grid()], rsdbs: [rsdb()], environments: [environment()] });
+    await act(app, '/grid/101', 'start');
+    const lifecycles = vi.spyOn(store(), 'lifecycles');
+    const control = (method: 'GET' | 'POST', url: string, payload?: object) => app.inject({ method, url: `/_emulator${url}`, payload });
+    expect((await control('GET', '/lifecycles/grid/101')).json()).toMatchObject({ kind: 'grid', id: 101, state: 'ALLOCATING' });
+    expect((await control('GET', '/lifecycles/rsdb/999')).statusCode).toBe(404);
+    expect((await control('POST', '/lifecycles/cloudServer/58201/fail')).json()).toMatchObject({ state: 'FAILED' });
+    expect((await control('POST', '/clock/advance', { until: { kind: 'grid', id: 101 } })).json().advancedMs).toBe(CHECKED_AT);
+    expect((await control('POST', '/clock/advance', { until: { kind: 'rsdb', id: 201 } })).json().advancedMs).toBe(0);
+    expect((await control('POST', '/clock/advance', { until: { kind: 'environment', id: 999 } })).statusCode).toBe(404);
+    expect(lifecycles).not.toHaveBeenCalled();
   });
 });
 
