@@ -28,20 +28,18 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = as
     },
     async () => {
       // Cheap on purpose: polled every few seconds, so it reads counts instead of exporting.
+      // The stores' own counts, as the reset answer's; not emulator.counts(), whose token count
+      // walks every session.
       const { provisioning, annotations } = emulator.stores;
-      const catalog = provisioning.catalog();
+      const { grids, environments, rsdbs } = provisioning.counts();
+      const { domains } = annotations.counts();
       const clock = emulator.clock.status();
       return {
         status: 'ok' as const,
         now: clock.now,
         uptimeSeconds: Math.round(process.uptime() * 10) / 10,
         clock,
-        counts: {
-          grids: catalog.grids.length,
-          environments: catalog.environments.length,
-          rsdbs: catalog.rsdbs.length,
-          domains: annotations.domains().length,
-        },
+        counts: { grids, environments, rsdbs, domains },
         faultRules: emulator.faults.activeCount(),
         ...(emulator.config.stateFile !== undefined ? { stateFile: emulator.config.stateFile } : {}),
       };
