@@ -1,14 +1,29 @@
 import type { Clock } from '../core/clock.js';
 import { badRequest } from '../http/errors.js';
-import type { State } from '../world/state.js';
 import { EnvironmentStore } from './environments.js';
 import { GridStore } from './grids.js';
 import { LIFECYCLE_TABLES } from './lifecycles.js';
 import type { ResourceKind, ResourceLifecycle, ScheduleReader } from './resources.js';
 import { RsdbStore } from './rsdbs.js';
-import type { CloudServer, CloudServerListItem, Environment, Grid, Rsdb } from './schemas.js';
+import type {
+  CloudServer,
+  CloudServerListItem,
+  CloudServerRecord,
+  Environment,
+  EnvironmentSeed,
+  Grid,
+  GridSeed,
+  Rsdb,
+  RsdbSeed,
+} from './schemas.js';
 
-export type ProvisioningSections = Pick<State, 'grids' | 'cloudServers' | 'rsdbs' | 'environments'>;
+/** The four sections of the state (world/state.ts) this store works on, in the fixture format. */
+export interface ProvisioningSections {
+  grids: GridSeed[];
+  cloudServers: CloudServerRecord[];
+  rsdbs: RsdbSeed[];
+  environments: EnvironmentSeed[];
+}
 export type { ResourceKind, ResourceLifecycle } from './resources.js';
 
 /** The kinds in the order the lifecycle listing gives them. */
