@@ -21,9 +21,10 @@ function target(world: World, body: AdvanceBody, now: number): number | undefine
   if (body.ms !== undefined) return now + body.ms;
   if (body.until !== undefined) {
     const { kind, id } = body.until;
-    const resource = world.stores.provisioning.lifecycles().resources.find((r) => r.kind === kind && r.id === id);
-    if (!resource) throw notFound(`body field 'until': no ${kind} ${id}`);
-    return resource.settlesAt;
+    const settlesAt = world.stores.provisioning.settlesAt(kind, id);
+    if (settlesAt === undefined) throw notFound(`body field 'until': no ${kind} ${id}`);
+    // null: never started, so there is nothing to wait for.
+    return settlesAt ?? undefined;
   }
   const to = body.to!;
   if (to === 'next') return world.stores.provisioning.nextTransitionAt();

@@ -26,7 +26,7 @@ function resourceOf(params: { kind: string; id: string }, allowed: readonly Reso
 }
 
 function lifecycleOf(world: World, kind: ResourceKind, id: number) {
-  const found = world.stores.provisioning.lifecycles().resources.find((r) => r.kind === kind && r.id === id);
+  const found = world.stores.provisioning.position(kind, id);
   if (!found) throw notFound(`${kind} ${id} does not exist`);
   return found;
 }

@@ -32,8 +32,11 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
     },
     async (request, reply) => {
       // Cheap on purpose: polled every few seconds, so it reads counts instead of exporting.
+      // The stores' own counts, as the reset answer's; not world.counts(), whose token count
+      // walks every session.
       const { provisioning, annotations } = world(request).stores;
-      const catalog = provisioning.catalog();
+      const { grids, environments, rsdbs } = provisioning.counts();
+      const { domains } = annotations.counts();
       const clock = world(request).clock.status();
       const persistence = app.statePersistence?.status();
       if (persistence && !persistence.ok) reply.code(503);
@@ -42,12 +45,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
         now: clock.now,
         uptimeSeconds: Math.round(process.uptime() * 10) / 10,
         clock,
-        counts: {
-          grids: catalog.grids.length,
-          environments: catalog.environments.length,
-          rsdbs: catalog.rsdbs.length,
-          domains: annotations.domains().length,
-        },
+        counts: { grids, environments, rsdbs, domains },
         faultRules: world(request).faults.activeCount(),
         ...(world(request).config.stateFile !== undefined ? { stateFile: world(request).config.stateFile } : {}),
         ...(persistence ? { persistence } : {}),

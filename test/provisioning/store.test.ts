@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { T0, makeApp, type TestApp } from '../helpers/app.js';
 import { ApiError } from '../../src/http/errors.js';
@@ -318,6 +318,107 @@ describe('lifecycles and nextTransitionAt', () => {
     expect(seen).toEqual([
       `${third}:ALLOCATING`, `${2 * third + 1}:ALLOCATING`, `${D.allocating}:ALLOCATED`, `${D.allocating + D.allocated}:CHECKING`, `${CHECKED_AT}:CHECKED`,
     ]);
+  });
+});
+
+describe('position and settlesAt', () => {
+  const KINDS = ['grid', 'cloudServer', 'rsdb', 'environment'] as const;
+
+  /** Every resource's lookups against its entry in lifecycles(); returns the states seen. */
+  function expectLookupsMatchListing(): string[] {
+    const listed = store().lifecycles().resources;
+    for (const entry of listed) {
+      const what = `${entry.kind} ${entry.id} (${entry.state})`;
+      expect(store().position(entry.kind, entry.id), what).toEqual(entry);
+      // null, not undefined: the resource exists but was never started.
+      expect(store().settlesAt(entry.kind, entry.id), what).toBe(entry.settlesAt ?? null);
+    }
+    return listed.map((r) => `${r.kind}:${r.state}`);
+  }
+
+  it('give for one resource what lifecycles() lists for it, in every state it passes through', async () => {
+    await open({ grids: [grid()], rsdbs: [rsdb()], environments: [environment()] });
+    const seen = new Set(expectLookupsMatchListing());
+    expect(store().settlesAt('grid', 101)).toBeNull();
+
+    at(1000);
+    await act(app, '/grid/101', 'start');
+    await act(app, '/rsdb/201', 'start');
+    await act(app, '/environment/301', 'start');
+    expect(store().settlesAt('grid', 101)).toBe(T0 + 1000 + CHECKED_AT);
+    // Every instant a state changes, and the instant before it.
+    const changes: number[] = [];
+    for (let next = store().nextTransitionAt(); next !== undefined; next = store().nextTransitionAt()) {
+      changes.push(next);
+      clock.advanceTo(next - 1);
+      expectLookupsMatchListing().forEach((s) => seen.add(s));
+      clock.advanceTo(next);
+      expectLookupsMatchListing().forEach((s) => seen.add(s));
+    }
+    expect(changes.length).toBeGreaterThan(5);
+
+    // Actions that rewrite a schedule: a server fails, an environment is killed, all stop.
+    store().failServer(58202);
+    store().externallyTerminate(301);
+    expectLookupsMatchListing().forEach((s) => seen.add(s));
+    await act(app, '/grid/101', 'terminate');
+    await act(app, '/rsdb/201', 'terminate');
+    expectLookupsMatchListing().forEach((s) => seen.add(s));
+    clock.advanceTo(store().settlesAt('grid', 101)!);
+    clock.advanceTo(store().settlesAt('rsdb', 201)!);
+    expectLookupsMatchListing().forEach((s) => seen.add(s));
+
+    expect([...seen]).toEqual(
+      expect.arrayContaining([
+        'grid:LOADED', 'grid:ALLOCATING', 'grid:ALLOCATED', 'grid:CHECKING', 'grid:CHECKED', 'grid:TERMINATING', 'grid:TERMINATED',
+        'cloudServer:PENDING', 'cloudServer:RUNNING', 'cloudServer:FAILED', 'cloudServer:SHUTTING_DOWN', 'cloudServer:TERMINATED',
+        'rsdb:LOADED', 'rsdb:ALLOCATING_DATABASE', 'rsdb:ALLOCATED_DATABASE', 'rsdb:TERMINATING', 'rsdb:TERMINATED',
+        'environment:LOADED', 'environment:ALLOCATING_DATABASE', 'environment:RUNNING', 'environment:EXTERNALLY_TERMINATED',
+      ]),
+    );
+  });
+
+  it('match lifecycles() for resources started at load time, cancelled or restarted', async () => {
+    await open({
+      grids: [grid({ startedAgoMs: D.allocating }), grid({ id: 102, name: 'Second' })],
+      rsdbs: [rsdb({ startedAgoMs: 0 })],
+      environments: [environment({ startedAgoMs: ENV_RUNNING_AT })],
+    });
+    expectLookupsMatchListing();
+    await act(app, '/grid/102', 'start');
+    at(1000);
+    await act(app, '/grid/102', 'terminate');
+    await act(app, '/cloudserver/58201', 'restart');
+    await act(app, '/environment/301', 'terminate');
+    expect(expectLookupsMatchListing()).toEqual(expect.arrayContaining(['grid:CANCELLING', 'environment:TERMINATING']));
+  });
+
+  it('answer undefined for an id that does not exist, of every kind', async () => {
+    await open({ grids: [grid()], rsdbs: [rsdb()], environments: [environment()] });
+    await act(app, '/grid/101', 'start');
+    for (const kind of KINDS) {
+      for (const id of [0, 1, 999, 58299]) {
+        expect(store().position(kind, id), `${kind} ${id}`).toBeUndefined();
+        expect(store().settlesAt(kind, id), `${kind} ${id}`).toBeUndefined();
+      }
+    }
+    // An id of another kind is not found under this one.
+    expect(store().position('rsdb', 101)).toBeUndefined();
+    expect(store().settlesAt('grid', 58201)).toBeUndefined();
+  });
+
+  it('are what the control API reads for one resource, without listing every resource', async () => {
+    await open({ grids: [grid()], rsdbs: [rsdb()], environments: [environment()] });
+    await act(app, '/grid/101', 'start');
+    const lifecycles = vi.spyOn(store(), 'lifecycles');
+    const control = (method: 'GET' | 'POST', url: string, payload?: object) => app.inject({ method, url: `/_emulator${url}`, payload });
+    expect((await control('GET', '/lifecycles/grid/101')).json()).toMatchObject({ kind: 'grid', id: 101, state: 'ALLOCATING' });
+    expect((await control('GET', '/lifecycles/rsdb/999')).statusCode).toBe(404);
+    expect((await control('POST', '/lifecycles/cloudServer/58201/fail')).json()).toMatchObject({ state: 'FAILED' });
+    expect((await control('POST', '/clock/advance', { until: { kind: 'grid', id: 101 } })).json().advancedMs).toBe(CHECKED_AT);
+    expect((await control('POST', '/clock/advance', { until: { kind: 'rsdb', id: 201 } })).json().advancedMs).toBe(0);
+    expect((await control('POST', '/clock/advance', { until: { kind: 'environment', id: 999 } })).statusCode).toBe(404);
+    expect(lifecycles).not.toHaveBeenCalled();
   });
 });
 

@@ -1,0 +1,104 @@
+/**
+ * What the per-resource stores (grids.ts, rsdbs.ts, environments.ts) share: the 404 lookup,
+ * and how the control API reads where a resource is in its lifecycle.
+ */
+import { notFound } from '../http/errors.js';
+import { positionAt, type Step } from '../core/lifecycle.js';
+
+export type ResourceKind = 'grid' | 'cloudServer' | 'rsdb' | 'environment';
+
+/** Who "started" a resource that a fixture starts at load time (`startedAgoMs`). */
+export const SEED_USER = 'system';
+
+/** Where one resource is in its lifecycle, for the control API. */
+export interface ResourceLifecycle {
+  kind: ResourceKind;
+  id: number;
+  name: string;
+  state: string;
+  isFinal: boolean;
+  /** When the current state began (the load time for a never-started resource). */
+  since: number;
+  next?: Step;
+  /** When the current schedule reaches its last step. */
+  settlesAt?: number;
+}
+
+/** The record with this id, or a 404 naming what was asked for. */
+export function existing<T>(records: ReadonlyMap<number, T>, id: number, what: string): T {
+  const record = records.get(id);
+  if (record === undefined) throw notFound(`${what} ${id} does not exist`);
+  return record;
+}
+
+export function isOneOf<T extends string>(values: readonly T[], value: string): value is T {
+  return (values as readonly string[]).includes(value);
+}
+
+/** Where the resources of one kind are in their lifecycles, whatever their record type. */
+export interface ScheduleReader {
+  /** Where every resource of this kind is at `now`, in the state's order. */
+  list(now: number): ResourceLifecycle[];
+  /** Where the resource with this id is at `now`; undefined when there is none. */
+  position(id: number, now: number): ResourceLifecycle | undefined;
+  /**
+   * When the resource's current schedule reaches its last step: null when it has no schedule
+   * (never started), undefined when there is no such resource.
+   */
+  settlesAt(id: number): number | null | undefined;
+  /** The earliest scheduled change after `now` of any resource of this kind, if any. */
+  nextTransitionAfter(now: number): number | undefined;
+}
+
+/**
+ * The schedules of one kind of resource, as the control API reads them. It holds the store's
+ * own collections (not copies), so it always sees the records as they are now.
+ */
+export class Schedules<R extends { id: number; name: string }, S extends string> implements ScheduleReader {
+  constructor(
+    readonly kind: ResourceKind,
+    /** In the state's own order, which the listing keeps. */
+    private readonly records: readonly R[],
+    private readonly byId: ReadonlyMap<number, R>,
+    /** The current schedule; undefined for a resource never started. */
+    private readonly stepsOf: (record: R) => readonly Step<S>[] | undefined,
+    /** States counted as final (or, for kinds without a final column, resting). */
+    private readonly settled: ReadonlySet<S>,
+    /** The "since" of a resource never started. */
+    private readonly loadedAt: number,
+  ) {}
+
+  list(now: number): ResourceLifecycle[] {
+    return this.records.map((record) => this.describe(record, now));
+  }
+
+  position(id: number, now: number): ResourceLifecycle | undefined {
+    const record = this.byId.get(id);
+    return record === undefined ? undefined : this.describe(record, now);
+  }
+
+  settlesAt(id: number): number | null | undefined {
+    const record = this.byId.get(id);
+    if (record === undefined) return undefined;
+    const steps = this.stepsOf(record);
+    return steps ? steps[steps.length - 1].at : null;
+  }
+
+  nextTransitionAfter(now: number): number | undefined {
+    let earliest: number | undefined;
+    for (const record of this.records) {
+      const next = this.stepsOf(record)?.find((s) => s.at > now);
+      if (next && (earliest === undefined || next.at < earliest)) earliest = next.at;
+    }
+    return earliest;
+  }
+
+  private describe(record: R, now: number): ResourceLifecycle {
+    const { kind, loadedAt } = this;
+    const { id, name } = record;
+    const steps = this.stepsOf(record);
+    if (!steps) return { kind, id, name, state: 'LOADED', isFinal: true, since: loadedAt };
+    const { state, since, next } = positionAt(steps, now);
+    return { kind, id, name, state, isFinal: this.settled.has(state), since, ...(next ? { next } : {}), settlesAt: steps[steps.length - 1].at };
+  }
+}
