@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
@@ -8,9 +9,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Emulator } from '../world/world.js';
 import { ErrorBodySchema, installErrorHandling, notFound } from '../http/errors.js';
+import { AREAS, PATHS } from '../http/paths.js';
 import { allowOnly } from '../http/routing.js';
 
-export const UI_PREFIX = '/_emulator/ui';
+export const UI_PREFIX = PATHS.ui;
 
 /**
  * Where the page's files are: beside this module (src/ui/static under vitest and tsx, and
@@ -54,8 +56,17 @@ const SECURITY_HEADERS = {
   'referrer-policy': 'no-referrer',
 };
 
+/**
+ * What the page needs to know of the server's layout: every path prefix, and who may call
+ * what under it. The page reads this instead of keeping its own copy.
+ */
+export function pageSettings(): { paths: typeof PATHS; areas: typeof AREAS } {
+  return { paths: PATHS, areas: AREAS };
+}
+
 const FileParamsSchema = Type.Object({ file: Type.String({ description: 'name of a file of the page' }) });
 const PageSchema = Type.String({ description: 'the file itself (HTML, JavaScript, CSS or SVG)' });
+const SettingsSchema = Type.Object({}, { additionalProperties: true, description: 'path prefixes and access areas' });
 
 /**
  * The dashboard at /_emulator/ui: static files only. The page itself steers the emulator
@@ -82,6 +93,13 @@ export const uiRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator; dir?: str
   );
   allowOnly(app, '/', ['GET']);
 
+  const settings = Buffer.from(JSON.stringify(pageSettings()));
+  const settingsTag = `"${createHash('sha1').update(settings).digest('base64url')}"`;
+  /** GET /_emulator/ui/paths.json: the prefixes and access rules, from the table the server itself uses. */
+  app.get('/paths.json', { schema: { hide: true, response: { 200: SettingsSchema, 304: Type.Null() } } }, async (request, reply) =>
+    sendBuffer(settings, 'application/json; charset=utf-8', settingsTag, request, reply),
+  );
+
   /** GET /_emulator/ui/<file>: the page's scripts, style sheet and icon. */
   app.get(
     '/:file',
@@ -100,6 +118,11 @@ async function sendPageFile(files: PageFiles, name: string, request: FastifyRequ
   if (revalidated(request, reply, etag)) return reply.code(304).send();
   reply.type(type);
   return reply.sendFile(name);
+}
+
+function sendBuffer(body: Buffer, type: string, etag: string, request: FastifyRequest, reply: FastifyReply) {
+  if (revalidated(request, reply, etag)) return reply.code(304).send();
+  return reply.type(type).send(body);
 }
 
 /** Sets the headers every answer of the page carries; true when the client's copy is current. */

@@ -4,6 +4,7 @@ import { makeApp } from '../helpers/app.js';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pageFiles } from '../../src/ui/plugin.js';
+import { AREAS, PATHS } from '../../src/http/paths.js';
 
 const UI = '/_emulator/ui';
 let app: FastifyInstance;
@@ -104,6 +105,19 @@ describe('dashboard files', () => {
     }
     expect((await app.inject({ url: '/_emulator/clock' })).statusCode).toBe(401);
     expect((await app.inject({ url: '/_emulator/clock', headers: { authorization: 'Bearer let-me-in' } })).statusCode).toBe(200);
+  });
+
+  it('tells the page the path prefixes and who may call what, from the table the server uses', async () => {
+    ({ app } = await makeApp({}, { adminToken: 'let-me-in' }));
+    const res = await app.inject({ url: `${UI}/paths.json` });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.headers['content-security-policy']).toContain("default-src 'self'");
+    expect(res.json()).toEqual({ paths: PATHS, areas: AREAS });
+    const again = await app.inject({ url: `${UI}/paths.json`, headers: { 'if-none-match': res.headers.etag as string } });
+    expect(again.statusCode).toBe(304);
+    const post = await app.inject({ method: 'POST', url: `${UI}/paths.json` });
+    expect(post.statusCode).toBe(405);
   });
 
   it('is not recorded in the request journal', async () => {
