@@ -1,0 +1,52 @@
+// What the page knows of the emulator, shared by the panels; and the emulated now.
+
+export const KINDS = ['grid', 'environment', 'rsdb'];
+
+export const model = {
+  clock: null,
+  /** performance.now() when the clock was read, to let it run on between polls. */
+  clockReadAt: 0,
+  lifecycles: null,
+  /** "kind:id" -> the lifecycle entry of every resource. */
+  positions: new Map(),
+  /** "kind:id" -> what the resource looked like when it was last read. */
+  seen: new Map(),
+  names: { grid: new Map(), environment: new Map(), rsdb: new Map() },
+  views: { grid: new Map(), environment: new Map(), rsdb: new Map() },
+  /** cloud server id -> the grid it belongs to. */
+  serverGrid: new Map(),
+  alerts: [],
+  faults: [],
+  journal: { size: 0, total: 0, entries: [] },
+  domains: [],
+  annotations: [],
+  /** Newest journal id of an annotation change this page has already read (-1: none; undefined: not looked yet). */
+  annotationMark: undefined,
+  annotationsReadAt: 0,
+  annotationsRetryAt: 0,
+  /** Set when the names of the resources (or the domains) must be read again. */
+  catalogNeeded: true,
+};
+
+export const positionKey = (kind, id) => `${kind}:${id}`;
+
+/** Emulated now, running on between polls at the clock's speed. */
+export function emulatedNow() {
+  const c = model.clock;
+  if (!c) return 0;
+  return c.frozen ? c.now : c.now + (performance.now() - model.clockReadAt) * c.scale;
+}
+
+const forgetters = [];
+/** What a panel drops after a reset or an import, when everything it read may be gone. */
+export function onForget(fn) {
+  forgetters.push(fn);
+}
+
+export function forgetEverything() {
+  model.seen.clear();
+  model.serverGrid.clear();
+  for (const kind of KINDS) model.views[kind].clear();
+  model.annotationMark = undefined;
+  for (const fn of forgetters) fn();
+}
