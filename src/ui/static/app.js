@@ -7,12 +7,14 @@
 import { auth, showUser } from './api.js';
 import { fillStartTime, resetAnnotationForm, wireAnnotations } from './annotations.js';
 import { wireClock } from './clock.js';
+import { validateOnceTouched } from './dom.js';
 import { wireFaults } from './faults.js';
 import { wireJournal } from './journal.js';
 import { poll } from './poll.js';
 import { startPolling } from './refresh.js';
 import { wireSession } from './session.js';
 
+validateOnceTouched();
 wireClock();
 wireAnnotations();
 wireFaults();

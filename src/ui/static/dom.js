@@ -39,6 +39,19 @@ export function fact(label, value) {
   return value === undefined || value === null || value === '' ? null : h('span', {}, `${label} `, h('b', {}, value));
 }
 
+/**
+ * A field shows itself invalid (style.css: [data-touched]:invalid) only once the user typed
+ * in it or tried to submit its form: an empty required field is no mistake before that.
+ */
+export function validateOnceTouched(root = document) {
+  root.addEventListener('input', (event) => (event.target.dataset.touched = ''), true);
+  // Fired on each invalid field when a submit is refused.
+  root.addEventListener('invalid', (event) => (event.target.dataset.touched = ''), true);
+  root.addEventListener('reset', (event) => {
+    for (const field of event.target.querySelectorAll('[data-touched]')) delete field.dataset.touched;
+  }, true);
+}
+
 const notified = new Map();
 /** An error toast, unless the same one was shown a moment ago (polling repeats failures). */
 export function notifyOnce(text) {
