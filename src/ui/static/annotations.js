@@ -2,7 +2,7 @@
 // the request journal shows that someone changed them.
 import { api } from './api.js';
 import { $, button, h, s, toast } from './dom.js';
-import { dateTime, fromLocalInput, hms, shortDate, toLocalInput } from './format.js';
+import { dateTime, hms, parseDateTime, shortDate } from './format.js';
 import { emulatedNow, model } from './model.js';
 import { PATHS } from './paths.js';
 import { act } from './refresh.js';
@@ -192,11 +192,12 @@ const annotationForm = () => $('#ann-form');
 function editAnnotation(a) {
   selectedAnnotation = a.id;
   const form = annotationForm();
+  form.reset();
   form.elements.id.value = String(a.id);
   form.elements.title.value = a.title;
   form.elements.text.value = a.text;
-  form.elements.start.value = toLocalInput(a.start);
-  form.elements.end.value = a.end === undefined ? '' : toLocalInput(a.end);
+  setTime(form.elements.start, a.start);
+  setTime(form.elements.end, a.end);
   const ids = new Set(a.domains.map((d) => String(d.id)));
   for (const box of form.querySelectorAll('input[name=domainIds]')) box.checked = ids.has(box.value);
   $('#ann-form-title').textContent = `Edit annotation #${a.id}`;
@@ -213,7 +214,8 @@ export function resetAnnotationForm() {
   form.reset();
   form.elements.id.value = '';
   // Before the first poll the emulator's time is not known yet; fillStartTime() fills it in then.
-  form.elements.start.value = model.clock ? toLocalInput(emulatedNow()) : '';
+  setTime(form.elements.start, model.clock ? emulatedNow() : undefined);
+  setTime(form.elements.end, undefined);
   $('#ann-form-title').textContent = 'Add an annotation';
   $('#ann-save').textContent = 'add';
   $('#ann-delete').hidden = true;
@@ -223,7 +225,7 @@ export function resetAnnotationForm() {
 /** The form's default start is the emulator's time, known only after the first poll. */
 export function fillStartTime() {
   const form = annotationForm();
-  if (model.clock && !form.elements.id.value && !form.elements.start.value) form.elements.start.value = toLocalInput(emulatedNow());
+  if (model.clock && !form.elements.id.value && !form.elements.start.value) setTime(form.elements.start, emulatedNow());
 }
 
 async function annotationsChanged() {
@@ -241,13 +243,30 @@ function deleteAnnotation(a) {
   }, `annotation #${a.id} deleted`);
 }
 
+/**
+ * The time fields take "2026-11-22 09:05:07", in UTC on the 24-hour clock, like every time on
+ * the page (a datetime-local field would show the browser's locale, often with AM/PM).
+ */
+function checkTimeField(field) {
+  field.setCustomValidity(Number.isNaN(parseDateTime(field.value)) ? 'write the time as YYYY-MM-DD HH:MM:SS (UTC, 24-hour)' : '');
+}
+
+function setTime(field, ms) {
+  field.value = ms === undefined ? '' : dateTime(ms);
+  checkTimeField(field);
+}
+
 export function wireAnnotations() {
   const form = annotationForm();
+  for (const name of ['start', 'end']) {
+    const field = form.elements[name];
+    field.addEventListener('input', () => checkTimeField(field));
+  }
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const f = form.elements;
-    const start = fromLocalInput(f.start.value);
-    const end = fromLocalInput(f.end.value);
+    const start = parseDateTime(f.start.value);
+    const end = parseDateTime(f.end.value);
     const domainIds = [...form.querySelectorAll('input[name=domainIds]:checked')].map((i) => Number(i.value));
     const id = f.id.value;
     act(async () => {
@@ -264,7 +283,7 @@ export function wireAnnotations() {
     }, id ? `annotation #${id} saved` : undefined);
   });
   $('#ann-now').addEventListener('click', () => {
-    form.elements.start.value = toLocalInput(emulatedNow());
+    setTime(form.elements.start, emulatedNow());
   });
   $('#ann-cancel').addEventListener('click', () => {
     resetAnnotationForm();

@@ -1,5 +1,6 @@
 // How the dashboard writes times and durations. Emulated times are shown in UTC, like the
-// interfaces speak them.
+// interfaces speak them, and always on the 24-hour clock: nothing here follows the
+// browser's locale, so a time reads the same in every panel and every browser.
 
 const pad = (n, w = 2) => String(n).padStart(w, '0');
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
@@ -16,7 +17,7 @@ export function ymd(ms) {
   return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
 }
 
-/** "2026-11-22 09:05:07" */
+/** "2026-11-22 09:05:07": also the form the annotation form's time fields take. */
 export const dateTime = (ms) => `${ymd(ms)} ${hms(ms)}`;
 
 /** "Nov 22" */
@@ -25,9 +26,27 @@ export function shortDate(ms) {
   return `${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()}`;
 }
 
-/** "<input type=datetime-local>" value for an instant, read as UTC. */
-export const toLocalInput = (ms) => new Date(ms).toISOString().slice(0, 19);
-export const fromLocalInput = (value) => (value ? Date.parse(`${value.length === 16 ? `${value}:00` : value}Z`) : undefined);
+const FIELD = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2}))?$/;
+
+/**
+ * Reads a time typed in the form "2026-11-22 09:05:07" (UTC, 24-hour; the seconds and a
+ * "T" for the space are allowed): epoch ms; undefined for an empty field, NaN for anything
+ * that is no such time.
+ */
+export function parseDateTime(text) {
+  const value = String(text ?? '').trim();
+  if (!value) return undefined;
+  const m = FIELD.exec(value);
+  if (!m) return NaN;
+  const [year, month, day, hour, minute, second] = m.slice(1).map((part) => Number(part ?? 0));
+  if (month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59) return NaN;
+  // Not Date.UTC, which reads the years 0 to 99 as 1900 to 1999.
+  const d = new Date(0);
+  d.setUTCFullYear(year, month - 1, day);
+  d.setUTCHours(hour, minute, second, 0);
+  // 2026-02-30 would roll over into March.
+  return d.getUTCDate() === day ? d.getTime() : NaN;
+}
 
 /** "45 s", "3 min 05 s", "2 h 07 min", "3 d 4 h". */
 export function duration(ms) {
