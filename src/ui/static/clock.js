@@ -2,15 +2,27 @@
 // "next … in …" countdown on the page.
 import { api } from './api.js';
 import { $, h } from './dom.js';
-import { duration, hms, ymd } from './format.js';
-import { emulatedNow, model } from './model.js';
+import { countdown, duration, hms, ymd } from './format.js';
+import { applyClock, clockRequest, emulatedNow, model } from './model.js';
 import { PATHS } from './paths.js';
 import { act } from './refresh.js';
 
-/** Reads the clock (each poll). */
+/** Reads the clock (each poll); the answer is dropped when a newer one is already shown. */
 export async function readClock() {
-  model.clock = await api('GET', `${PATHS.control}/clock`);
-  model.clockReadAt = performance.now();
+  const request = clockRequest();
+  const status = await api('GET', `${PATHS.control}/clock`);
+  applyClock(status, request);
+}
+
+/**
+ * Changes the clock. Its answer is the clock as it now stands, shown at once: a freeze stops
+ * every countdown the moment it is pressed, not a poll later.
+ */
+async function changeClock(method, path, body) {
+  const request = clockRequest();
+  const status = await api(method, path, { body });
+  if (applyClock(status, request)) renderClock();
+  return status;
 }
 
 export function renderClock() {
@@ -29,33 +41,38 @@ export function renderClock() {
   drawClock();
 }
 
+// Writes only what changed: while the clock is frozen, redrawing leaves the page untouched.
+const setText = (el, text) => {
+  if (el.textContent !== text) el.textContent = text;
+};
+
 /** Runs between polls: the clock face and every "next in …" countdown. */
 function drawClock() {
   if (!model.clock) return;
   const now = emulatedNow();
-  $('#clock-time').textContent = hms(now);
+  setText($('#clock-time'), hms(now));
   $('#clock-time').dateTime = new Date(Math.floor(now)).toISOString();
-  $('#clock-date').textContent = `${ymd(now)} UTC`;
+  setText($('#clock-date'), `${ymd(now)} UTC`);
   const next = model.clock.nextTransitionAt;
-  $('#clock-next').textContent = next === undefined ? 'no transition scheduled' : `next transition in ${duration(next - now)} (${hms(next)})`;
+  setText($('#clock-next'), next === undefined ? 'no transition scheduled' : `next transition in ${countdown(next, now)} (${hms(next)})`);
   for (const el of document.querySelectorAll('[data-countdown]')) {
-    el.textContent = `next: ${el.dataset.label} in ${duration(Number(el.dataset.countdown) - now)}`;
+    setText(el, `next: ${el.dataset.label} in ${countdown(Number(el.dataset.countdown), now)}`);
   }
 }
 
 export function wireClock() {
   const advance = `${PATHS.control}/clock/advance`;
   for (const el of document.querySelectorAll('[data-advance]')) {
-    el.addEventListener('click', () => act(() => api('POST', advance, { body: { ms: Number(el.dataset.advance) } })));
+    el.addEventListener('click', () => act(() => changeClock('POST', advance, { ms: Number(el.dataset.advance) })));
   }
   $('#advance-next').addEventListener('click', () =>
-    act(() => api('POST', advance, { body: { to: 'next' } }), (r) => `advanced ${duration(r.advancedMs)} to ${hms(r.now)}`),
+    act(() => changeClock('POST', advance, { to: 'next' }), (r) => `advanced ${duration(r.advancedMs)} to ${hms(r.now)}`),
   );
   $('#clock-scale').addEventListener('change', (event) =>
-    act(() => api('PUT', `${PATHS.control}/clock`, { body: { scale: Number(event.target.value) } })),
+    act(() => changeClock('PUT', `${PATHS.control}/clock`, { scale: Number(event.target.value) })),
   );
   $('#clock-freeze').addEventListener('click', () =>
-    act(() => api('PUT', `${PATHS.control}/clock`, { body: { frozen: !model.clock?.frozen } })),
+    act(() => changeClock('PUT', `${PATHS.control}/clock`, { frozen: !model.clock?.frozen })),
   );
   setInterval(drawClock, 250);
 }

@@ -5,3 +5,4 @@ export function dateTime(ms: number): string;
 export function shortDate(ms: number): string;
 export function parseDateTime(text: string | null | undefined): number | undefined;
 export function duration(ms: number): string;
+export function countdown(at: number, now: number): string;

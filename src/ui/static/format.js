@@ -57,3 +57,9 @@ export function duration(ms) {
   if (sec < 86400) return `${Math.floor(sec / 3600)} h ${pad(Math.floor((sec % 3600) / 60))} min`;
   return `${Math.floor(sec / 86400)} d ${Math.floor((sec % 86400) / 3600)} h`;
 }
+
+/**
+ * Time left until `at`, in whole seconds rounded up: the clock shows whole seconds rounded
+ * down, so 09:00:03 with a transition at 09:00:06 reads "in 3 s" even at 09:00:03.6.
+ */
+export const countdown = (at, now) => duration(Math.ceil(Math.max(0, at - now) / 1000) * 1000);

@@ -6,6 +6,9 @@ export const model = {
   clock: null,
   /** performance.now() when the clock was read, to let it run on between polls. */
   clockReadAt: 0,
+  /** Numbers the clock requests in the order they are sent, so that an older answer never overwrites a newer one. */
+  clockAsked: 0,
+  clockShown: 0,
   lifecycles: null,
   /** "kind:id" -> the lifecycle entry of every resource. */
   positions: new Map(),
@@ -30,7 +33,23 @@ export const model = {
 
 export const positionKey = (kind, id) => `${kind}:${id}`;
 
-/** Emulated now, running on between polls at the clock's speed. */
+/** Call right before asking the emulator for its clock; pass the number to applyClock. */
+export const clockRequest = () => ++model.clockAsked;
+
+/**
+ * Takes a clock answer (GET or PUT /clock, POST /clock/advance) for request number
+ * `request`. An answer to a request sent before the one shown is older than what the page
+ * shows (a poll under way while the clock is frozen), and is dropped.
+ */
+export function applyClock(status, request, readAt = performance.now()) {
+  if (request <= model.clockShown) return false;
+  model.clock = status;
+  model.clockReadAt = readAt;
+  model.clockShown = request;
+  return true;
+}
+
+/** Emulated now, running on between polls at the clock's speed; standing still while it is frozen. */
 export function emulatedNow() {
   const c = model.clock;
   if (!c) return 0;

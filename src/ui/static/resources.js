@@ -2,8 +2,8 @@
 // and actions; read through the provisioning interface only when their lifecycle moved.
 import { api } from './api.js';
 import { $, button, fact, h } from './dom.js';
-import { duration } from './format.js';
-import { KINDS, model, onForget, positionKey } from './model.js';
+import { countdown, duration } from './format.js';
+import { KINDS, emulatedNow, model, onForget, positionKey } from './model.js';
 import { PATHS } from './paths.js';
 import { act } from './refresh.js';
 import { family, pathOf } from './states.js';
@@ -103,7 +103,8 @@ function progressLine(kind, position) {
 /** The next step, with a countdown the clock (clock.js) keeps up to date. */
 function nextText(position) {
   if (!position?.next) return null;
-  return h('span', { dataset: { countdown: String(position.next.at), label: position.next.state } }, `next: ${position.next.state}`);
+  const { at, state } = position.next;
+  return h('span', { dataset: { countdown: String(at), label: state } }, `next: ${state} in ${countdown(at, emulatedNow())}`);
 }
 
 /** "kind:id" -> {el, update}; cards are built once and updated, so open details and selections stay. */
