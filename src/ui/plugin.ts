@@ -1,14 +1,17 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { extname } from 'node:path';
+import { existsSync, readdirSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import fastifyStatic from '@fastify/static';
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ErrorBodySchema, installErrorHandling, notFound } from '../http/errors.js';
+import { AREAS, PATHS } from '../http/paths.js';
 import { allowOnly } from '../http/routing.js';
 
-export const UI_PREFIX = '/_emulator/ui';
+export const UI_PREFIX = PATHS.ui;
 
 /**
  * Where the page's files are: beside this module (src/ui/static under vitest and tsx, and
@@ -17,6 +20,8 @@ export const UI_PREFIX = '/_emulator/ui';
  */
 const CANDIDATE_DIRS = [new URL('./static/', import.meta.url), new URL('../../src/ui/static/', import.meta.url)].map((u) => fileURLToPath(u));
 
+// Set here rather than guessed by the library: its table says application/javascript, and
+// module scripts are text/javascript (RFC 9239).
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
@@ -24,24 +29,22 @@ const TYPES: Record<string, string> = {
   '.svg': 'image/svg+xml',
 };
 
-export interface StaticFile {
-  body: Buffer;
-  type: string;
-  etag: string;
+export interface PageFiles {
+  dir: string;
+  /** File name -> content type. Only these are served: the folder also holds type declarations for the tests. */
+  types: Map<string, string>;
 }
 
-/** Reads every page file once, at start: the page is small and never changes while running. */
-export function loadStaticFiles(dir?: string): Map<string, StaticFile> {
-  const folder = dir ?? CANDIDATE_DIRS.find((d) => existsSync(`${d}index.html`));
+/** Lists the page's files once, at start; their content is read from disk on each request. */
+export function pageFiles(dir?: string): PageFiles {
+  const folder = dir ?? CANDIDATE_DIRS.find((d) => existsSync(join(d, 'index.html')));
   if (!folder) throw new Error(`the dashboard's files are missing: looked for index.html in ${CANDIDATE_DIRS.join(' and ')}`);
-  const files = new Map<string, StaticFile>();
+  const types = new Map<string, string>();
   for (const name of readdirSync(folder)) {
     const type = TYPES[extname(name)];
-    if (!type) continue;
-    const body = readFileSync(`${folder}/${name}`);
-    files.set(name, { body, type, etag: `"${createHash('sha1').update(body).digest('base64url')}"` });
+    if (type) types.set(name, type);
   }
-  return files;
+  return { dir: folder, types };
 }
 
 // The page loads nothing from elsewhere and runs no inline script.
@@ -52,8 +55,17 @@ const SECURITY_HEADERS = {
   'referrer-policy': 'no-referrer',
 };
 
+/**
+ * What the page needs to know of the server's layout: every path prefix, and who may call
+ * what under it. The page reads this instead of keeping its own copy.
+ */
+export function pageSettings(): { paths: typeof PATHS; areas: typeof AREAS } {
+  return { paths: PATHS, areas: AREAS };
+}
+
 const FileParamsSchema = Type.Object({ file: Type.String({ description: 'name of a file of the page' }) });
 const PageSchema = Type.String({ description: 'the file itself (HTML, JavaScript, CSS or SVG)' });
+const SettingsSchema = Type.Object({}, { additionalProperties: true, description: 'path prefixes and access areas' });
 
 /**
  * The dashboard at /_emulator/ui: static files only. The page itself steers the emulator
@@ -61,7 +73,11 @@ const PageSchema = Type.String({ description: 'the file itself (HTML, JavaScript
  */
 export const uiRoutes: FastifyPluginAsyncTypebox<{ dir?: string }> = async (app, options) => {
   installErrorHandling(app, { unsupportedMediaType: 400 });
-  const files = loadStaticFiles(options.dir);
+  const files = pageFiles(options.dir);
+  // Only reply.sendFile: the routes below decide which names exist, so that anything else
+  // gets the JSON 404 of every other interface. The library's validators are weak
+  // (W/"size-mtime") and its types come from its own table; both are set here instead.
+  await app.register(fastifyStatic, { root: files.dir, serve: false, etag: false, cacheControl: false, contentType: false });
 
   /** GET /_emulator/ui: the dashboard page (redirected to the folder form, so relative links resolve). */
   app.get(
@@ -71,27 +87,51 @@ export const uiRoutes: FastifyPluginAsyncTypebox<{ dir?: string }> = async (app,
       const [path, query] = request.url.split('?');
       // Relative, so that the page also works behind a proxy that adds a path prefix.
       if (!path.endsWith('/')) return reply.redirect(`ui/${query === undefined ? '' : `?${query}`}`, 302);
-      return send(files.get('index.html')!, request.headers['if-none-match'], reply);
+      return sendPageFile(files, 'index.html', request, reply);
     },
   );
   allowOnly(app, '/', ['GET']);
 
-  /** GET /_emulator/ui/<file>: the page's script, style sheet and icon. */
+  const settings = Buffer.from(JSON.stringify(pageSettings()));
+  const settingsTag = `"${createHash('sha1').update(settings).digest('base64url')}"`;
+  /** GET /_emulator/ui/paths.json: the prefixes and access rules, from the table the server itself uses. */
+  app.get('/paths.json', { schema: { hide: true, response: { 200: SettingsSchema, 304: Type.Null() } } }, async (request, reply) =>
+    sendBuffer(settings, 'application/json; charset=utf-8', settingsTag, request, reply),
+  );
+
+  /** GET /_emulator/ui/<file>: the page's scripts, style sheet and icon. */
   app.get(
     '/:file',
     { schema: { hide: true, params: FileParamsSchema, response: { 200: PageSchema, 304: Type.Null(), 404: ErrorBodySchema } } },
-    async (request, reply) => {
-      const file = files.get(request.params.file);
-      if (!file) throw notFound(`the dashboard has no file '${request.params.file}'`);
-      return send(file, request.headers['if-none-match'], reply);
-    },
+    async (request, reply) => sendPageFile(files, request.params.file, request, reply),
   );
   allowOnly(app, '/:file', ['GET']);
 };
 
-function send(file: StaticFile, ifNoneMatch: string | undefined, reply: FastifyReply) {
+async function sendPageFile(files: PageFiles, name: string, request: FastifyRequest, reply: FastifyReply) {
+  const type = files.types.get(name);
+  const info = type === undefined ? undefined : await stat(join(files.dir, name)).catch(() => undefined);
+  if (type === undefined || !info?.isFile()) throw notFound(`the dashboard has no file '${name}'`);
+  // Size and modification time, like most web servers: a strong validator without reading the file.
+  const etag = `"${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}"`;
+  if (revalidated(request, reply, etag)) return reply.code(304).send();
+  reply.type(type);
+  return reply.sendFile(name);
+}
+
+function sendBuffer(body: Buffer, type: string, etag: string, request: FastifyRequest, reply: FastifyReply) {
+  if (revalidated(request, reply, etag)) return reply.code(304).send();
+  return reply.type(type).send(body);
+}
+
+/** Sets the headers every answer of the page carries; true when the client's copy is current. */
+function revalidated(request: FastifyRequest, reply: FastifyReply, etag: string): boolean {
   // no-cache: the browser revalidates each load, so an upgraded emulator never runs a stale page.
-  reply.headers({ ...SECURITY_HEADERS, etag: file.etag, 'cache-control': 'no-cache' });
-  if (ifNoneMatch === file.etag) return reply.code(304).send();
-  return reply.type(file.type).send(file.body);
+  reply.headers({ ...SECURITY_HEADERS, etag, 'cache-control': 'no-cache' });
+  const ifNoneMatch = request.headers['if-none-match'];
+  if (ifNoneMatch === undefined) return false;
+  return ifNoneMatch.split(',').some((tag) => {
+    const t = tag.trim();
+    return t === '*' || t === etag || t === `W/${etag}`;
+  });
 }

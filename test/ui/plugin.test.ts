@@ -1,7 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { makeApp } from '../helpers/app.js';
-import { loadStaticFiles } from '../../src/ui/plugin.js';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { pageFiles } from '../../src/ui/plugin.js';
+import { AREAS, PATHS, areaOf } from '../../src/http/paths.js';
+import { areaIn } from '../../src/ui/static/areas.js';
 
 const UI = '/_emulator/ui';
 let app: FastifyInstance;
@@ -45,19 +49,27 @@ describe('dashboard files', () => {
       expect(link, link).not.toMatch(/^[a-z]+:|^\/\//i);
       expect((await app.inject({ url: `${UI}/${link}` })).statusCode, link).toBe(200);
     }
-    const script = (await app.inject({ url: `${UI}/app.js` })).body;
-    expect(script).not.toMatch(/https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
-    const imports = [...script.matchAll(/^import .* from '\.\/([^']+)';$/gm)].map((m) => m[1]);
-    expect(imports).toContain('states.js');
-    for (const file of imports) {
+    // Every module the page loads, following the imports from app.js.
+    const imports: string[] = [];
+    for (const queue = ['app.js']; queue.length > 0; ) {
+      const file = queue.shift()!;
       const res = await app.inject({ url: `${UI}/${file}` });
       expect(res.statusCode, file).toBe(200);
       expect(res.headers['content-type'], file).toBe('text/javascript; charset=utf-8');
+      const script = res.body;
+      expect(script, file).not.toMatch(/https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
+      for (const [, name] of script.matchAll(/^import [^;]* from '\.\/([^']+)';$/gm)) {
+        if (imports.includes(name)) continue;
+        imports.push(name);
+        queue.push(name);
+      }
     }
+    expect(imports).toContain('states.js');
   });
 
   it('stays under 200 KB in total', () => {
-    const total = [...loadStaticFiles().values()].reduce((sum, f) => sum + f.body.length, 0);
+    const { dir, types } = pageFiles();
+    const total = [...types.keys()].reduce((sum, name) => sum + statSync(join(dir, name)).size, 0);
     expect(total).toBeGreaterThan(10_000);
     expect(total).toBeLessThan(200 * 1024);
   });
@@ -101,6 +113,39 @@ describe('dashboard files', () => {
     }
     expect((await app.inject({ url: '/_emulator/clock' })).statusCode).toBe(401);
     expect((await app.inject({ url: '/_emulator/clock', headers: { authorization: 'Bearer let-me-in' } })).statusCode).toBe(200);
+  });
+
+  it('tells the page the path prefixes and who may call what, from the table the server uses', async () => {
+    ({ app } = await makeApp({}, { adminToken: 'let-me-in' }));
+    const res = await app.inject({ url: `${UI}/paths.json` });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.headers['content-security-policy']).toContain("default-src 'self'");
+    expect(res.json()).toEqual({ paths: PATHS, areas: AREAS });
+    const again = await app.inject({ url: `${UI}/paths.json`, headers: { 'if-none-match': res.headers.etag as string } });
+    expect(again.statusCode).toBe(304);
+    const post = await app.inject({ method: 'POST', url: `${UI}/paths.json` });
+    expect(post.statusCode).toBe(405);
+  });
+
+  it("matches a path to its area as the server does, so the page sends each call the credentials it needs", () => {
+    const paths = [
+      ...Object.values(PATHS),
+      ...Object.values(PATHS).map((p) => `${p}/x`),
+      `${PATHS.control}x`,
+      `${PATHS.provisioning}/grid/101`,
+      `${PATHS.provisioning}/environment/301/`,
+      '/concerto/services/rest/CloudService/v2/grid',
+      `${PATHS.repository}/Tokens`,
+      `${PATHS.repository}/Objects/grid`,
+      `${PATHS.alerts}/demo-alert/fire`,
+      '/',
+      '/elsewhere',
+    ];
+    for (const path of paths) {
+      const server = areaOf(path);
+      expect(areaIn(AREAS, path) ?? null, path).toEqual(AREAS.includes(server) ? server : null);
+    }
   });
 
   it('is not recorded in the request journal', async () => {

@@ -1,0 +1,109 @@
+// Alerts: one card each, to fire, clear, enable or disable it, with its history.
+import { api } from './api.js';
+import { $, button, fact, h } from './dom.js';
+import { dateTime } from './format.js';
+import { model, onForget } from './model.js';
+import { PATHS } from './paths.js';
+import { act } from './refresh.js';
+
+const alertCards = new Map();
+
+onForget(() => {
+  $('#alerts').replaceChildren();
+  alertCards.clear();
+});
+
+export function renderAlerts() {
+  const container = $('#alerts');
+  if (model.alerts.length === 0) {
+    container.replaceChildren(h('p', { class: 'empty' }, 'no alert is configured'));
+    alertCards.clear();
+    return;
+  }
+  container.querySelector('.empty')?.remove();
+  for (const alert of model.alerts) {
+    let card = alertCards.get(alert.uid);
+    if (!card) {
+      card = alertCard(alert.uid);
+      alertCards.set(alert.uid, card);
+      container.append(card.el);
+    }
+    card.update(alert);
+  }
+  for (const [uid, card] of alertCards) {
+    if (!model.alerts.some((a) => a.uid === uid)) {
+      card.el.remove();
+      alertCards.delete(uid);
+    }
+  }
+}
+
+function alertCard(uid) {
+  const path = `${PATHS.alerts}/${encodeURIComponent(uid)}`;
+  const title = h('h3');
+  const state = h('span');
+  const enabled = h('input', {
+    type: 'checkbox',
+    name: 'enabled',
+    onchange: () =>
+      act(
+        () => api('PATCH', `${PATHS.control}/alerts/${encodeURIComponent(uid)}`, { body: { enabled: enabled.checked } }),
+        (a) => `${a.name}: ${a.enabled ? 'enabled' : 'disabled'}`,
+      ),
+  });
+  const message = h('input', { name: 'message', placeholder: 'message (empty: the default)', class: 'grow' });
+  const fire = button('fire', () =>
+    act(() => api('POST', `${path}/fire`, { body: message.value ? { message: message.value } : undefined }), 'alert fired'),
+  { class: 'danger', name: 'fire' });
+  const clear = button('clear', () => act(() => api('POST', `${path}/clear`), 'alert cleared'), { name: 'clear' });
+  const channels = h('div', { class: 'meta' });
+  const history = h('ol', { class: 'history', reversed: true });
+  const historyBox = h('details', {}, h('summary', {}, 'history (newest first)'), history);
+  let shownEvents = -1;
+  const el = h(
+    'article',
+    { class: 'card', dataset: { alert: uid } },
+    h('header', {}, title, state, h('label', { class: 'switch' }, enabled, 'enabled')),
+    channels,
+    h('div', { class: 'buttons' }, message, fire, clear),
+    historyBox,
+  );
+  let last = '';
+  return {
+    el,
+    update(alert) {
+      const key = JSON.stringify(alert);
+      if (key === last) return;
+      last = key;
+      const firing = alert.state === 'firing';
+      el.className = `card fam-${!alert.enabled ? 'terminated' : firing ? 'failed' : 'ready'}`;
+      title.replaceChildren(alert.name, ' ', h('small', { class: 'muted mono' }, alert.uid));
+      state.replaceChildren(h('span', { class: `badge alert-state fam-${firing ? 'failed' : 'ready'}` }, firing ? 'FIRING' : 'CLEARED'));
+      enabled.checked = alert.enabled;
+      channels.replaceChildren(
+        ...[
+          alert.enabled ? null : h('span', { class: 'error' }, 'disabled: fire and clear answer 409'),
+          ...alert.channels.map((c) => h('span', {}, `${c.type} `, h('b', {}, c.target))),
+          fact('last fired', alert.lastTriggered ? dateTime(alert.lastTriggered) : undefined),
+          fact('last cleared', alert.lastCleared ? dateTime(alert.lastCleared) : undefined),
+        ].filter(Boolean),
+      );
+      const events = [...alert.history].reverse();
+      if (shownEvents !== -1 && events.length > shownEvents) historyBox.open = true;
+      shownEvents = events.length;
+      history.replaceChildren(
+        ...(events.length
+          ? events.map((e) =>
+              h(
+                'li',
+                {},
+                h('time', { class: 'mono muted' }, dateTime(e.at)),
+                h('span', { class: e.action }, e.action === 'fire' ? 'FIRE' : 'CLEAR'),
+                e.message ? h('span', { class: 'grow' }, e.message, e.subject ? h('span', { class: 'muted' }, ` — ${e.subject}`) : null) : null,
+              ),
+            )
+          : [h('li', { class: 'empty' }, 'never fired')]),
+      );
+    },
+  };
+}

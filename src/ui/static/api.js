@@ -1,0 +1,196 @@
+// Talking to the emulator: one request helper that carries the right credentials, and the
+// dialogs that ask for them.
+import { $ } from './dom.js';
+import { PATHS, isControl, needsSession, urlOf } from './paths.js';
+
+const DEMO_USER = { userName: 'demo@example.com', password: 'demo' };
+
+export class ApiFailure extends Error {
+  constructor(status, message, method, path) {
+    super(message);
+    this.status = status;
+    this.method = method;
+    this.path = path;
+  }
+  describe() {
+    return this.status === 0
+      ? `${this.method} ${this.path}: ${this.message}`
+      : `${this.method} ${this.path} → ${this.status}: ${this.message}`;
+  }
+}
+
+export const auth = {
+  token: sessionStorage.getItem('ce.token'),
+  user: sessionStorage.getItem('ce.user') || null,
+  /** Kept in memory only, to sign in again after a reset drops the session. */
+  credentials: DEMO_USER,
+  admin: sessionStorage.getItem('ce.admin'),
+};
+
+/**
+ * One request to an emulator path ("/_emulator/clock"). Control calls carry the admin token
+ * once one was asked for; interface calls carry X-Auth-Token. A 401 asks for what is missing
+ * (once, shared by every caller) and the call is tried again.
+ */
+export async function api(method, path, { body, query, retried = false } = {}) {
+  const url = urlOf(path);
+  for (const [key, value] of Object.entries(query ?? {})) {
+    if (value !== undefined && value !== null && value !== '') url.searchParams.set(key, String(value));
+  }
+  const headers = { accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (isControl(path) && auth.admin) headers.authorization = `Bearer ${auth.admin}`;
+  if (needsSession(path)) {
+    if (!auth.token) await signIn();
+    headers['x-auth-token'] = auth.token;
+  }
+  let response;
+  try {
+    response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' });
+  } catch {
+    throw new ApiFailure(0, 'the emulator does not answer', method, path);
+  }
+  const text = await response.text();
+  let data = null;
+  if (text && (response.headers.get('content-type') ?? '').includes('json')) {
+    try {
+      data = JSON.parse(text);
+    } catch {
+      data = text;
+    }
+  } else if (text) data = text;
+  if (response.ok) return data;
+  const message = (data && typeof data === 'object' && data.message) || response.statusText || 'failed';
+  if (response.status === 401 && !retried) {
+    if (isControl(path)) {
+      await askAdminToken(auth.admin ? `The admin token was refused: ${message}` : '');
+      return api(method, path, { body, query, retried: true });
+    }
+    if (needsSession(path)) {
+      auth.token = null;
+      await signIn();
+      return api(method, path, { body, query, retried: true });
+    }
+  }
+  throw new ApiFailure(response.status, message, method, path);
+}
+
+/** `user` null: signed in with a token typed in, whose user the page does not know. */
+function rememberSession(token, user) {
+  auth.token = token;
+  auth.user = user;
+  sessionStorage.setItem('ce.token', token);
+  sessionStorage.setItem('ce.user', user ?? '');
+  showUser();
+}
+
+export function showUser() {
+  $('#who').textContent = auth.user ? `signed in as ${auth.user}` : 'signed in with a session token';
+}
+
+/** After a reset or an import, which drop every session: the next call signs in again. */
+export function forgetSession() {
+  auth.token = null;
+}
+
+let signingIn = null;
+/** Gets a session token: with the remembered credentials (the demo user), else by asking. */
+export function signIn() {
+  signingIn ??= (async () => {
+    try {
+      if (auth.credentials) {
+        try {
+          const { token } = await api('PUT', `${PATHS.repository}/Tokens`, { body: auth.credentials });
+          return rememberSession(token, auth.credentials.userName);
+        } catch (err) {
+          if (!(err instanceof ApiFailure) || err.status !== 401) throw err;
+          auth.credentials = null;
+        }
+      }
+      await askCredentials('');
+    } finally {
+      signingIn = null;
+    }
+  })();
+  return signingIn;
+}
+
+/**
+ * Shows a dialog until `submit` accepts what was typed (it returns nothing) or explains why
+ * not (it returns the text to show). Resolves true once accepted; false if the user escaped a
+ * `cancellable` one. Without a token the page can do nothing, so the others cannot be escaped.
+ */
+function dialogUntil(dialog, form, errorEl, message, submit, { cancellable = false } = {}) {
+  return new Promise((resolve) => {
+    errorEl.hidden = !message;
+    errorEl.textContent = message;
+    const finish = (accepted) => {
+      form.removeEventListener('submit', onSubmit);
+      dialog.removeEventListener('cancel', onCancel);
+      dialog.close();
+      resolve(accepted);
+    };
+    const onSubmit = async (event) => {
+      event.preventDefault();
+      const problem = await submit(new FormData(form));
+      if (!problem) return finish(true);
+      errorEl.hidden = false;
+      errorEl.textContent = problem;
+    };
+    const onCancel = (event) => {
+      event.preventDefault();
+      if (cancellable) finish(false);
+    };
+    form.addEventListener('submit', onSubmit);
+    dialog.addEventListener('cancel', onCancel);
+    if (!dialog.open) dialog.showModal();
+    form.querySelector('input')?.focus();
+  });
+}
+
+/** Asks for a user name and password, or a session token; resolves true once signed in. */
+export function askCredentials(message, options) {
+  const dialog = $('#login');
+  const form = $('#login-form');
+  return dialogUntil(dialog, form, $('#login-error'), message, async (data) => {
+    const token = String(data.get('token') ?? '').trim();
+    const userName = String(data.get('userName') ?? '').trim();
+    const password = String(data.get('password') ?? '');
+    if (token) {
+      // A token is checked with a cheap authenticated read.
+      const response = await fetch(urlOf(`${PATHS.repository}/Objects/domain?name=`), { headers: { 'x-auth-token': token } }).catch(() => null);
+      if (!response?.ok) return 'that token is not valid';
+      auth.credentials = null;
+      rememberSession(token, null);
+      return undefined;
+    }
+    if (!userName) return 'give a user name and password, or a token';
+    const response = await fetch(urlOf(`${PATHS.repository}/Tokens`), {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ userName, password }),
+    }).catch(() => null);
+    if (!response) return 'the emulator does not answer';
+    const body = await response.json().catch(() => ({}));
+    if (!response.ok) return body.message ?? `refused (${response.status})`;
+    auth.credentials = { userName, password };
+    rememberSession(body.token, userName);
+    return undefined;
+  }, options);
+}
+
+let askingAdmin = null;
+function askAdminToken(message) {
+  askingAdmin ??= dialogUntil($('#admin'), $('#admin-form'), $('#admin-error'), message, async (data) => {
+    const token = String(data.get('token') ?? '').trim();
+    const response = await fetch(urlOf(`${PATHS.control}/clock`), { headers: { authorization: `Bearer ${token}` } }).catch(() => null);
+    if (!response) return 'the emulator does not answer';
+    if (!response.ok) return (await response.json().catch(() => ({}))).message ?? `refused (${response.status})`;
+    auth.admin = token;
+    sessionStorage.setItem('ce.admin', token);
+    return undefined;
+  }).finally(() => {
+    askingAdmin = null;
+  });
+  return askingAdmin;
+}
