@@ -18,6 +18,7 @@ import { installCors } from './http/cors.js';
 import { installOpenApi } from './http/openapi.js';
 import { OneLinePerRequest, installRequestId } from './http/request-log.js';
 import { UI_PREFIX, uiRoutes } from './ui/plugin.js';
+import { homeRoutes } from './ui/home.js';
 
 export interface BuildAppOptions {
   /** Settings; anything left out takes its default. */
@@ -91,6 +92,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   await app.register(alertRoutes, { prefix: ALERTS_PREFIX, emulator });
   await app.register(controlRoutes, { prefix: CONTROL_PREFIX, emulator });
   await app.register(uiRoutes, { prefix: UI_PREFIX, emulator });
+  await app.register(homeRoutes);
 
   return app;
 }
