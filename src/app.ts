@@ -22,6 +22,7 @@ import { installOpenApi } from './http/openapi.js';
 import { OneLinePerRequest, installRequestId } from './http/request-log.js';
 import { UI_PREFIX, uiRoutes } from './ui/plugin.js';
 import { splitSandbox } from './http/paths.js';
+import { homeRoutes } from './ui/home.js';
 
 export interface BuildAppOptions {
   /** Settings; anything left out takes its default (settings from loadConfig are taken as they are). */
@@ -140,6 +141,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   await app.register(alertRoutes, { prefix: ALERTS_PREFIX, store: (r) => r.world.stores.alerts, config });
   await app.register(controlRoutes, { prefix: CONTROL_PREFIX, world: (r) => r.world, sandboxes });
   await app.register(uiRoutes, { prefix: UI_PREFIX });
+  await app.register(homeRoutes);
 
   return app;
 }

@@ -25,7 +25,9 @@ const DESCRIPTION = `A stateful emulator of a cloud load-testing service.
 * **Annotations** and **Alerts** (\`{rum_base_url}\` = \`/concerto/mpulse\`). Annotations need \`X-Auth-Token\`.
 * **Control** (\`/_emulator\`): health, reset, state, clock and more, for tests.
 
-Every error answers \`{"statusCode", "error", "message"}\`. The demo session token is \`demo-token\`.`;
+Every error answers \`{"statusCode", "error", "message"}\`. The demo session token is \`demo-token\`.
+
+**[Open the dashboard](${PATHS.ui}/)** to watch grids come up, move the clock, fire alerts and read the request journal in a browser. Health: [\`${PATHS.health}\`](${PATHS.health}).`;
 
 /**
  * The OpenAPI 3.1 document, generated from the routes' own TypeBox schemas, so it cannot

@@ -58,6 +58,8 @@ export const AREAS: readonly Area[] = [
   area(`${PATHS.repository}/Tokens`, 'open'),
   area('/concerto/mpulse/api/annotations', 'token'),
   area(PATHS.alerts, 'alert'),
+  // The home page (GET /) belongs to the emulator itself: open, and left alone by faults and the journal.
+  { prefix: '/', tree: false, access: 'open', control: true },
 ];
 
 /** Paths outside every area: open, and not part of the control API. */

@@ -1,0 +1,62 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ManualClock, startEmulator } from '../../src/index.js';
+import { ROOT, blocks, read } from './markdown.js';
+
+/**
+ * The test-framework recipes of docs/testing-recipes.md that can run here do: the vitest
+ * recipe as a test file of this suite, the pytest recipe with Python against an embedded
+ * emulator when Python has pytest and requests.
+ */
+
+const PAGE = 'docs/testing-recipes.md';
+const recipe = (name: string): string => {
+  const found = blocks(PAGE, read(PAGE)).filter((b) => b.recipe === name);
+  if (found.length !== 1) throw new Error(`${PAGE}: expected one block marked <!-- recipe: ${name} -->, found ${found.length}`);
+  return found[0].text;
+};
+
+// The vitest recipe, as a user would save it, with the package name pointing at this
+// checkout; its describe() and it() register here, as if it were a file of this suite.
+const vitestRecipe = recipe('vitest');
+if (!vitestRecipe.includes("from 'cloud-emulator'")) throw new Error(`${PAGE}: the vitest recipe no longer imports from 'cloud-emulator'`);
+const folder = join(ROOT, 'test-results', 'docs-recipes');
+mkdirSync(folder, { recursive: true });
+const file = join(folder, 'vitest-recipe.ts');
+writeFileSync(file, vitestRecipe.replace("from 'cloud-emulator'", `from ${JSON.stringify(join(ROOT, 'src', 'index.ts'))}`));
+await import(file);
+
+const python = spawnSync('python3', ['-c', 'import pytest, requests'], { stdio: 'ignore' }).status === 0;
+
+describe('the pytest recipe', () => {
+  it.skipIf(!python)(
+    python ? 'passes against an embedded emulator' : 'skipped: python3 with pytest and requests is not installed here',
+    async () => {
+      const emu = await startEmulator({ clock: new ManualClock() });
+      const dir = mkdtempSync(join(tmpdir(), 'docs-pytest-'));
+      try {
+        writeFileSync(join(dir, 'test_emulator.py'), recipe('pytest'));
+        const result = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
+          const child = spawn('python3', ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'test_emulator.py'], {
+            cwd: dir,
+            env: { ...process.env, EMULATOR_URL: emu.url },
+          });
+          let output = '';
+          child.stdout.on('data', (d) => (output += d));
+          child.stderr.on('data', (d) => (output += d));
+          child.on('error', reject);
+          child.on('close', (code) => resolve({ code, output }));
+        });
+        expect(result.code, result.output).toBe(0);
+        expect(result.output).toMatch(/3 passed/);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+        await emu.close();
+      }
+    },
+    60_000,
+  );
+});
