@@ -71,3 +71,9 @@ export type FireBody = Static<typeof FireBodySchema>;
 export const ClearBodySchema = Type.Union([Type.Object({}, { additionalProperties: false }), Type.Null()], {
   description: 'none',
 });
+
+/** This interface's section of the state (world/state.ts composes every interface's). */
+export const AlertSectionsSchema = {
+  alerts: Type.Array(AlertSeedSchema, { default: [] }),
+};
+export type AlertSections = { alerts: AlertSeed[] };

@@ -1,8 +1,7 @@
 import type { Clock } from '../core/clock.js';
 import { conflict, notFound } from '../http/errors.js';
 import { RateCounters } from '../core/rate-counters.js';
-import type { State } from '../world/state.js';
-import { ALERT_HISTORY_LIMIT, type Alert, type AlertEvent, type FireContent } from './schemas.js';
+import { ALERT_HISTORY_LIMIT, type Alert, type AlertEvent, type AlertSections, type FireContent } from './schemas.js';
 
 /**
  * Alerts and everything sent through them. Each fire and clear is recorded with its time
@@ -14,7 +13,7 @@ export class AlertStore {
   readonly rateLimits = new RateCounters();
 
   constructor(
-    state: Pick<State, 'alerts'>,
+    state: AlertSections,
     private readonly clock: Clock,
   ) {
     for (const alert of state.alerts) this.alerts.set(alert.uid, structuredClone(alert));
@@ -69,7 +68,7 @@ export class AlertStore {
     return this.record(alert, { action: 'clear', at });
   }
 
-  export(): Pick<State, 'alerts'> {
+  export(): AlertSections {
     return { alerts: this.list() };
   }
 

@@ -158,3 +158,10 @@ export const AnnotationListWrappedSchema = Type.Object(
   { annotations: AnnotationListSchema },
   { additionalProperties: false, description: 'the real service\'s shape (ANNOTATIONS_LIST_WRAPPED=true)' },
 );
+
+/** This interface's sections of the state (world/state.ts composes every interface's). */
+export const AnnotationSectionsSchema = {
+  domains: Type.Array(DomainSeedSchema, { default: [] }),
+  annotations: Type.Array(AnnotationSeedSchema, { default: [] }),
+};
+export type AnnotationSections = { domains: DomainSeed[]; annotations: AnnotationSeed[] };

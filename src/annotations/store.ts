@@ -1,9 +1,8 @@
 import type { Clock } from '../core/clock.js';
 import { badRequest, notFound } from '../http/errors.js';
 import { FixtureError } from '../core/fixtures.js';
-import type { State } from '../world/state.js';
 import { RateCounters } from '../core/rate-counters.js';
-import type { Annotation, AnnotationCreate, AnnotationSeed, AnnotationUpdate, DomainSeed } from './schemas.js';
+import type { Annotation, AnnotationCreate, AnnotationSections, AnnotationSeed, AnnotationUpdate, DomainSeed } from './schemas.js';
 
 /** An annotation as stored: absolute times, domains by id. */
 interface AnnotationRecord {
@@ -75,7 +74,7 @@ export class AnnotationStore {
   readonly rateLimits = new RateCounters();
 
   constructor(
-    private readonly state: Pick<State, 'domains' | 'annotations'>,
+    private readonly state: AnnotationSections,
     private readonly clock: Clock,
   ) {
     const now = clock.now();
@@ -183,7 +182,7 @@ export class AnnotationStore {
   }
 
   /** Domains and annotations in the fixture format, with absolute times, by id. */
-  export(): Pick<State, 'domains' | 'annotations'> {
+  export(): AnnotationSections {
     const annotations = [...this.byId.values()]
       .sort((a, b) => a.id - b.id)
       .map((a): AnnotationSeed => ({ ...a, domainIds: [...a.domainIds] }));

@@ -403,3 +403,11 @@ export const ActionBodySchema = Type.Object(
   { action: Type.String({ description: 'start, terminate or restart, as the resource allows' }) },
   { description: 'a JSON object with one required string key action' },
 );
+
+/** This interface's sections of the state (world/state.ts composes every interface's). */
+export const ProvisioningSectionsSchema = {
+  grids: Type.Array(GridSeedSchema, { default: [] }),
+  cloudServers: Type.Array(CloudServerRecordSchema, { default: [], description: 'created by grid starts; rarely written by hand' }),
+  rsdbs: Type.Array(RsdbSeedSchema, { default: [] }),
+  environments: Type.Array(EnvironmentSeedSchema, { default: [] }),
+};

@@ -53,3 +53,9 @@ export const ObjectsResponseSchema = Type.Object(
   { additionalProperties: false },
 );
 export type RepositoryObject = Static<typeof RepositoryObjectSchema>;
+
+/** This interface's sections of the state (world/state.ts composes every interface's). */
+export const RepositorySectionsSchema = {
+  users: Type.Array(UserSeedSchema, { default: [] }),
+  tokens: Type.Array(TokenSeedSchema, { default: [] }),
+};

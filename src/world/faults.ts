@@ -2,7 +2,9 @@ import { randomInt } from 'node:crypto';
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { RE2JS, RE2JSException, RE2Set } from 're2js';
 import type { Clock } from '../core/clock.js';
-import type { FaultAction, FaultRule, FaultRuleInput } from '../control/schemas.js';
+import { MAX_MATCHED_PATH_LENGTH, MAX_PATH_PATTERN_LENGTH, type FaultAction, type FaultRule, type FaultRuleInput } from './fault-schemas.js';
+
+export { MAX_MATCHED_PATH_LENGTH, MAX_PATH_PATTERN_LENGTH };
 import { DomainError } from '../core/errors.js';
 
 /** Why a rule could not be created; the route answers it as a 400 or 409. */
@@ -31,15 +33,7 @@ export function mulberry32(seed: number): () => number {
   };
 }
 
-/** Longer path patterns are refused: a real one names a route, it does not spell out a book. */
-export const MAX_PATH_PATTERN_LENGTH = 512;
 
-/**
- * Paths longer than this are matched by no rule. No path of the emulated interfaces comes
- * near it (a path segment is at most 100 characters); the bound is what keeps the work of
- * matching every rule against one request small (see MAX_REGEX_PROGRAM_SIZE).
- */
-export const MAX_MATCHED_PATH_LENGTH = 1024;
 
 /**
  * How large the regular expressions of all rules may be together, in instructions of their
@@ -297,7 +291,8 @@ export class FaultStore {
         `the regular expressions of the fault rules would compile to ${this.regexSize + pattern.regex.size} instructions together, more than ${MAX_REGEX_PROGRAM_SIZE} (this one: ${pattern.regex.size}): delete some rules first, or use a glob`,
       );
     }
-    const header = input.header ? { name: input.header.name.toLowerCase(), ...(input.header.value !== undefined ? { value: input.header.value } : {}) } : undefined;
+    const value = input.header?.value;
+    const header = input.header ? { name: input.header.name.toLowerCase(), ...(value !== undefined ? { value } : {}) } : undefined;
     const action = normaliseAction(input.action);
     const now = this.clock.now();
     const seed = input.seed ?? randomInt(0, 2 ** 31);

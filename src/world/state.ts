@@ -1,14 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { FixtureError, MAX_LISTED_PROBLEMS, problemMessage, readFixtureFiles, validate } from '../core/fixtures.js';
-import { TokenSeedSchema, UserSeedSchema } from '../repository/schemas.js';
-import {
-  CloudServerRecordSchema,
-  EnvironmentSeedSchema,
-  GridSeedSchema,
-  RsdbSeedSchema,
-} from '../provisioning/schemas.js';
-import { AnnotationSeedSchema, DomainSeedSchema } from '../annotations/schemas.js';
-import { AlertSeedSchema } from '../alerts/schemas.js';
+import { RepositorySectionsSchema } from '../repository/schemas.js';
+import { ProvisioningSectionsSchema } from '../provisioning/schemas.js';
+import { AnnotationSectionsSchema } from '../annotations/schemas.js';
+import { AlertSectionsSchema } from '../alerts/schemas.js';
 
 /**
  * The whole state of the emulator, in the fixture format. A fixture file holds any subset of
@@ -16,15 +11,10 @@ import { AlertSeedSchema } from '../alerts/schemas.js';
  * is a State too, so an export is always a valid fixture set.
  */
 const sections = {
-  users: Type.Array(UserSeedSchema, { default: [] }),
-  tokens: Type.Array(TokenSeedSchema, { default: [] }),
-  grids: Type.Array(GridSeedSchema, { default: [] }),
-  cloudServers: Type.Array(CloudServerRecordSchema, { default: [], description: 'created by grid starts; rarely written by hand' }),
-  rsdbs: Type.Array(RsdbSeedSchema, { default: [] }),
-  environments: Type.Array(EnvironmentSeedSchema, { default: [] }),
-  domains: Type.Array(DomainSeedSchema, { default: [] }),
-  annotations: Type.Array(AnnotationSeedSchema, { default: [] }),
-  alerts: Type.Array(AlertSeedSchema, { default: [] }),
+  ...RepositorySectionsSchema,
+  ...ProvisioningSectionsSchema,
+  ...AnnotationSectionsSchema,
+  ...AlertSectionsSchema,
 };
 export type SectionName = keyof typeof sections;
 export const SECTION_NAMES = Object.keys(sections) as SectionName[];

@@ -10,7 +10,8 @@ import { fixtureJsonSchemaText } from '../../src/world/fixture-schema.js';
 let app: FastifyInstance;
 afterEach(async () => app?.close());
 
-type Document = { openapi: string; paths: Record<string, Record<string, { tags?: string[]; summary?: string; responses: Record<string, unknown>; security?: unknown[] }>> };
+type Operation = { tags?: string[]; summary?: string; responses: Record<string, unknown>; security?: unknown[] };
+type Document = { openapi: string; paths: Record<string, Record<string, Operation>> };
 
 async function documentOf(a: FastifyInstance): Promise<Document> {
   const res = await a.inject({ url: '/_emulator/openapi.json' });

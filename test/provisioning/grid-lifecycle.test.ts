@@ -147,7 +147,8 @@ describe('grid start failure outcomes', () => {
     const g = await read();
     expect(g.cloudServers.some((s: object) => 'publicHostname' in s)).toBe(false);
     expect(g.maestroInstances).toBe(0);
-    expect(g.statistics.locations.map((l: { totalTimedOutServers: number; totalServersAllocated: number }) => [l.totalTimedOutServers, l.totalServersAllocated])).toEqual([[2, 0], [1, 0]]);
+    type Location = { totalTimedOutServers: number; totalServersAllocated: number };
+    expect(g.statistics.locations.map((l: Location) => [l.totalTimedOutServers, l.totalServersAllocated])).toEqual([[2, 0], [1, 0]]);
     expect(texts(g).filter((t) => t.startsWith('ERROR'))).toEqual([
       'ERROR Server amazon - EC2 Test Server (Large) could not be allocated.',
       'ERROR Server amazon - EC2 Test Server (Large) could not be allocated.',

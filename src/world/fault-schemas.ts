@@ -1,0 +1,92 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+/**
+ * The fault rules' schemas: what the control API accepts and answers, and what the world's
+ * FaultStore keeps. Here, beside the store, so that the world needs nothing from the HTTP face.
+ */
+
+/** Longer path patterns are refused: a real one names a route, it does not spell out a book. */
+export const MAX_PATH_PATTERN_LENGTH = 512;
+
+/**
+ * Paths longer than this are matched by no rule. No path of the emulated interfaces comes
+ * near it (a path segment is at most 100 characters); the bound is what keeps the work of
+ * matching every rule against one request small (see MAX_REGEX_PROGRAM_SIZE).
+ */
+export const MAX_MATCHED_PATH_LENGTH = 1024;
+
+const FaultIdSchema = Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'letters, digits, _ . -' });
+
+const FaultHeaderSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, description: 'header name, any case' }),
+    value: Type.Optional(Type.String({ description: 'exact value; absent: the header merely has to be present' })),
+  },
+  { additionalProperties: false },
+);
+
+const ResponseHeadersSchema = Type.Record(Type.String(), Type.String(), { description: 'extra response headers, e.g. Retry-After' });
+
+export const FaultActionInputSchema = Type.Object(
+  {
+    status: Type.Optional(Type.Integer({ minimum: 200, maximum: 599, description: 'answer this status instead of the route' })),
+    body: Type.Optional(Type.Unknown({ description: 'JSON body of the status answer (default: the error body)' })),
+    headers: Type.Optional(ResponseHeadersSchema),
+    latencyMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 300_000, description: 'delay the request by this many real ms, then serve it' })),
+    drop: Type.Optional(Type.Literal(true, { description: 'close the connection without an answer' })),
+  },
+  { additionalProperties: false, description: 'exactly one of status (with optional body, headers), latencyMs, drop' },
+);
+
+export const FaultRuleInputSchema = Type.Object(
+  {
+    id: Type.Optional(FaultIdSchema),
+    method: Type.Optional(Type.String({ pattern: '^([A-Za-z]+|\\*)$', description: 'HTTP method, or * (default) for any' })),
+    // The length cap is checked with the pattern rather than by maxLength here, whose
+    // validation message would not say what is wrong.
+    path: Type.String({
+      minLength: 1,
+      description: `glob (* any run of characters, ? one) or, starting with ^, a regular expression (JavaScript syntax, run on a linear-time engine: no lookaround or backreferences); at most ${MAX_PATH_PATTERN_LENGTH} characters; matched against the path without the query; a path over ${MAX_MATCHED_PATH_LENGTH} characters matches no rule`,
+    }),
+    header: Type.Optional(FaultHeaderSchema),
+    action: FaultActionInputSchema,
+    times: Type.Optional(Type.Integer({ minimum: 1, description: 'fire on the next N matches only' })),
+    untilMs: Type.Optional(Type.Integer({ minimum: 1, description: 'fire only for this long after creation (emulated ms)' })),
+    probability: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'chance that a match fires (default 1)' })),
+    seed: Type.Optional(Type.Integer({ description: 'seed of the rule’s random draws (default: random, reported back)' })),
+  },
+  { additionalProperties: false },
+);
+export type FaultRuleInput = Static<typeof FaultRuleInputSchema>;
+
+export const FaultActionSchema = Type.Union([
+  Type.Object({ status: Type.Integer(), body: Type.Optional(Type.Unknown()), headers: Type.Optional(ResponseHeadersSchema) }, { additionalProperties: false }),
+  Type.Object({ latencyMs: Type.Integer() }, { additionalProperties: false }),
+  Type.Object({ drop: Type.Literal(true) }, { additionalProperties: false }),
+]);
+export type FaultAction = Static<typeof FaultActionSchema>;
+
+export const FaultRuleSchema = Type.Object(
+  {
+    id: Type.String(),
+    method: Type.String(),
+    path: Type.String(),
+    header: Type.Optional(FaultHeaderSchema),
+    action: FaultActionSchema,
+    times: Type.Optional(Type.Integer()),
+    remaining: Type.Optional(Type.Integer({ description: 'fires left, when limited by times' })),
+    untilMs: Type.Optional(Type.Integer()),
+    expiresAt: Type.Optional(Type.Integer({ description: 'emulated epoch ms after which the rule no longer fires' })),
+    probability: Type.Number(),
+    seed: Type.Integer(),
+    createdAt: Type.Integer(),
+    matched: Type.Integer({ description: 'requests that matched method, path and header' }),
+    fired: Type.Integer({ description: 'matches that the rule acted on' }),
+    active: Type.Boolean({ description: 'false once used up or expired' }),
+  },
+  { additionalProperties: false },
+);
+export type FaultRule = Static<typeof FaultRuleSchema>;
+
+export const FaultIdParamsSchema = Type.Object({ id: Type.String() });
+
