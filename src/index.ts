@@ -72,14 +72,26 @@ function baseUrl(address: AddressInfo): string {
  * free port; host to 127.0.0.1).
  */
 export async function startEmulator(options: StartEmulatorOptions = {}): Promise<RunningEmulator> {
-  const { fixtures, clock: givenClock, logger, ...settings } = options;
-  const config = loadConfig({}, { port: 0, ...settings } as Partial<Record<ConfigKey, unknown>>);
-  const seed =
-    typeof fixtures === 'string' || fixtures === undefined
-      ? await loadFixtures(fixtures ?? config.fixturesDir)
-      : parseState({ ...emptyState(), ...fixtures }, 'startEmulator fixtures');
-  const clock = givenClock ?? new EmulatorClock();
-  const app = await buildApp({ config, clock, fixtures: seed, logger: logger ?? false });
+  const { fixtures, clock, logger, ...settings } = options;
+  // A folder given as `fixtures` is the fixtures folder in every respect: the guard that keeps
+  // STATE_FILE out of it checks this folder, not the bundled one.
+  const folder = typeof fixtures === 'string' ? { fixturesDir: fixtures } : {};
+  const config = loadConfig({}, { port: 0, ...settings, ...folder } as Partial<Record<ConfigKey, unknown>>);
+  const seed = typeof fixtures === 'object' ? parseState({ ...emptyState(), ...fixtures }, 'startEmulator fixtures') : undefined;
+  return launch(config, { seed, clock, logger: logger ?? false });
+}
+
+/**
+ * Starts an emulator with settings already resolved (loadConfig): the one start path of
+ * startEmulator and of the process entry, so settings are resolved once and passed down.
+ */
+export async function launch(
+  config: Config,
+  options: { seed?: State; clock?: ControllableClock; logger?: FastifyServerOptions['logger'] } = {},
+): Promise<RunningEmulator> {
+  const seed = options.seed ?? (await loadFixtures(config.fixturesDir));
+  const clock = options.clock ?? new EmulatorClock();
+  const app = await buildApp({ config, clock, fixtures: seed, logger: options.logger ?? false });
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {

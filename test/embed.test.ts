@@ -48,6 +48,22 @@ describe('startEmulator', () => {
     }
   });
 
+  it('keeps STATE_FILE out of a fixture folder given as `fixtures`, so the next start still loads', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'emu-fixtures-'));
+    try {
+      await writeFile(join(dir, 'users.json'), JSON.stringify(seed));
+      // Before, the guard checked the bundled folder: the state file was written among these
+      // fixtures, and the next start failed with "... is also defined in users.json".
+      await expect(startEmulator({ fixtures: dir, stateFile: join(dir, 'state.json') })).rejects.toThrow(FixtureError);
+      await expect(startEmulator({ fixtures: dir, stateFile: join(dir, 'state.json') })).rejects.toThrow(/is inside the fixtures folder/);
+      emu = await startEmulator({ fixtures: dir });
+      const objects = await fetch(`${emu.url}${REPO}/Objects/grid`, { headers: { 'X-Auth-Token': 'embed-token' } });
+      expect(objects.status).toBe(200);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('runs on the given clock: advance() moves time for token expiry', async () => {
     const clock = new ManualClock(T0);
     emu = await startEmulator({ fixtures: seed, clock, tokenIdleTimeoutMs: 60_000 });

@@ -2,7 +2,7 @@ import closeWithGrace from 'close-with-grace';
 import type { FastifyInstance } from 'fastify';
 import { ConfigError, loadConfig, type ConfigKey } from '../config.js';
 import { FixtureError } from '../core/fixtures.js';
-import { startEmulator, type RunningEmulator } from '../index.js';
+import { launch, type RunningEmulator } from '../index.js';
 
 /**
  * How long the final state write may take once every connection is closed. A file system
@@ -64,9 +64,7 @@ export async function serve(
   env: Record<string, string | undefined>,
 ): Promise<RunningEmulator> {
   const config = loadConfig(env, overrides);
-  const emu = await startEmulator({
-    ...config,
-    fixtures: config.fixturesDir,
+  const emu = await launch(config, {
     // Silent means no logger at all: a pino logger at level silent still makes a child
     // logger for every request.
     logger:
