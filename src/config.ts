@@ -28,6 +28,7 @@ export const ConfigSchema = Type.Object({
   stateFile: Type.Optional(Type.String({ env: 'STATE_FILE', flag: 'state-file', minLength: 1, description: 'persist the state to this file (loaded at start, written atomically)' })),
   stateFlushIntervalMs: Type.Integer({ env: 'STATE_FLUSH_INTERVAL_MS', flag: 'state-flush-interval-ms', minimum: 0, default: 5000, description: 'how often the state file is written; 0 writes on shutdown only' }),
   journalSize: Type.Integer({ env: 'JOURNAL_SIZE', flag: 'journal-size', minimum: 0, default: 1000, description: 'how many requests the request journal keeps' }),
+  journalBodyLimitBytes: Type.Integer({ env: 'JOURNAL_BODY_LIMIT_BYTES', flag: 'journal-body-limit-bytes', minimum: 0, default: 64 * 1024, description: 'the journal keeps this much of each request body (longer ones are cut, with a marker); 0 keeps none' }),
   corsOrigins: Type.String({ env: 'CORS_ORIGINS', flag: 'cors-origins', minLength: 1, default: '*', description: "allowed browser origins: '*' or a comma-separated list" }),
   bodyLimitBytes: Type.Integer({ env: 'BODY_LIMIT_BYTES', flag: 'body-limit-bytes', minimum: 1, default: 1024 * 1024, description: 'largest request body accepted (larger: 413)' }),
 });

@@ -1,8 +1,20 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Emulator } from '../world/world.js';
+import { JournalMatchError } from '../world/journal.js';
+import { ErrorBodySchema, badRequest } from '../http/errors.js';
 import { allowOnly } from '../http/routing.js';
-import { JournalListSchema, JournalQuerySchema } from './schemas.js';
+import { JournalCountSchema, JournalFindBodySchema, JournalFoundSchema, JournalListSchema, JournalMatcherSchema, JournalQuerySchema } from './schemas.js';
+
+/** Runs a journal search, answering a matcher it cannot use as a 400. */
+function searching<T>(search: () => T): T {
+  try {
+    return search();
+  } catch (err) {
+    if (err instanceof JournalMatchError) throw badRequest(err.message);
+    throw err;
+  }
+}
 
 /** The request journal: what the system under test sent, and what it got back. */
 export const journalRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = async (app, { emulator }) => {
@@ -33,4 +45,37 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = 
     },
   );
   allowOnly(app, '/journal', ['GET', 'DELETE']);
+
+  /** POST /_emulator/journal/count: how many requests held match, for a test to assert on. */
+  app.post(
+    '/journal/count',
+    {
+      schema: {
+        tags: ['Control'],
+        summary: 'Count the requests held that match (method, path glob, query, header, bodyContains, bodyJson, status)',
+        body: JournalMatcherSchema,
+        response: { 200: JournalCountSchema, 400: ErrorBodySchema },
+      },
+    },
+    async (request) => ({ count: searching(() => emulator.journal.count(request.body)) }),
+  );
+  allowOnly(app, '/journal/count', ['POST']);
+
+  /** POST /_emulator/journal/find: the matching requests themselves, newest first. */
+  app.post(
+    '/journal/find',
+    {
+      schema: {
+        tags: ['Control'],
+        summary: 'The requests held that match, newest first, with headers and bodies',
+        body: JournalFindBodySchema,
+        response: { 200: JournalFoundSchema, 400: ErrorBodySchema },
+      },
+    },
+    async (request) => {
+      const { limit, ...matcher } = request.body;
+      return { entries: searching(() => emulator.journal.find(matcher, limit)) };
+    },
+  );
+  allowOnly(app, '/journal/find', ['POST']);
 };

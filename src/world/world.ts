@@ -35,7 +35,7 @@ export class Emulator {
   ) {
     this.current = this.build(structuredClone(seed));
     this.faults = new FaultStore(clock);
-    this.journal = new Journal(config.journalSize);
+    this.journal = new Journal(config.journalSize, config.journalBodyLimitBytes);
     const { scale, frozen } = clock.status();
     this.startClock = { scale, frozen };
   }
