@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { literals } from './core/schema.js';
+import { packageRoot } from './core/package-root.cjs';
 
-/** The bundled demo seed, found relative to this module in src/ and in dist/ alike. */
-export const BUNDLED_FIXTURES_DIR = fileURLToPath(new URL('../fixtures', import.meta.url));
+/** The bundled demo seed, in the package folder. */
+export const BUNDLED_FIXTURES_DIR = join(packageRoot(), 'fixtures');
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -112,9 +113,9 @@ export function loadConfig(
   return out as Config;
 }
 
-/** The package's version, read once from package.json (found beside src/ and dist/ alike). */
+/** The package's version, read once from its package.json. */
 let packageVersion: string | undefined;
 export function version(): string {
-  packageVersion ??= (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  packageVersion ??= (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
   return packageVersion;
 }

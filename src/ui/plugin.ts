@@ -1,22 +1,23 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { extname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { extname, join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Emulator } from '../world/world.js';
 import { ErrorBodySchema, installErrorHandling, notFound } from '../http/errors.js';
 import { allowOnly } from '../http/routing.js';
+import { codeRoot, packageRoot } from '../core/package-root.cjs';
 
 export const UI_PREFIX = '/_emulator/ui';
 
 /**
- * Where the page's files are: beside this module (src/ui/static under vitest and tsx, and
- * dist/ui/static once `npm run build` has copied them), else the source folder, for a
- * dist/ compiled without the copy step.
+ * Where the page's files are: beside this module (src/ui/static under vitest, and
+ * dist/ui/static once `npm run build` has copied them), else the copy in dist/ (for the
+ * CommonJS build in dist/cjs), else the source folder, for a dist/ compiled without the copy
+ * step.
  */
-const CANDIDATE_DIRS = [new URL('./static/', import.meta.url), new URL('../../src/ui/static/', import.meta.url)].map((u) => fileURLToPath(u));
+const CANDIDATE_DIRS = [join(codeRoot(), 'ui/static/'), join(packageRoot(), 'dist/ui/static/'), join(packageRoot(), 'src/ui/static/')];
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
