@@ -4,10 +4,32 @@ import type { Emulator } from '../world/world.js';
 import { JournalMatchError } from '../world/journal.js';
 import { ErrorBodySchema, badRequest } from '../http/errors.js';
 import { allowOnly } from '../http/routing.js';
-import { JournalCountSchema, JournalFindBodySchema, JournalFoundSchema, JournalListSchema, JournalMatcherSchema, JournalQuerySchema } from './schemas.js';
+import {
+  JournalCountSchema,
+  JournalFindBodySchema,
+  JournalFoundSchema,
+  JournalListSchema,
+  JournalMatcherSchema,
+  JournalQuerySchema,
+  MAX_JOURNAL_GLOB_LENGTH,
+  MAX_JOURNAL_MATCHER_NAMES,
+  type JournalMatcher,
+} from './schemas.js';
+
+/** The caps that bound a search's work, each refused with a message naming it. */
+function checkBounds(matcher: JournalMatcher): void {
+  if (matcher.path !== undefined && matcher.path.length > MAX_JOURNAL_GLOB_LENGTH) {
+    throw badRequest(`body field 'path': longer than ${MAX_JOURNAL_GLOB_LENGTH} characters`);
+  }
+  for (const field of ['query', 'header'] as const) {
+    const names = matcher[field] === undefined ? 0 : Object.keys(matcher[field]).length;
+    if (names > MAX_JOURNAL_MATCHER_NAMES) throw badRequest(`body field '${field}': ${names} names, at most ${MAX_JOURNAL_MATCHER_NAMES}`);
+  }
+}
 
 /** Runs a journal search, answering a matcher it cannot use as a 400. */
-function searching<T>(search: () => T): T {
+function searching<T>(matcher: JournalMatcher, search: () => T): T {
+  checkBounds(matcher);
   try {
     return search();
   } catch (err) {
@@ -57,7 +79,7 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = 
         response: { 200: JournalCountSchema, 400: ErrorBodySchema },
       },
     },
-    async (request) => ({ count: searching(() => emulator.journal.count(request.body)) }),
+    async (request) => ({ count: searching(request.body, () => emulator.journal.count(request.body)) }),
   );
   allowOnly(app, '/journal/count', ['POST']);
 
@@ -74,7 +96,7 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ emulator: Emulator }> = 
     },
     async (request) => {
       const { limit, ...matcher } = request.body;
-      return { entries: searching(() => emulator.journal.find(matcher, limit)) };
+      return { entries: searching(matcher, () => emulator.journal.find(matcher, limit)) };
     },
   );
   allowOnly(app, '/journal/find', ['POST']);

@@ -1,7 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { literals } from '../core/schema.js';
 import { MAX_PATH_PATTERN_LENGTH } from '../world/faults.js';
-import { MAX_JOURNAL_GLOB_LENGTH, MAX_JOURNAL_MATCHER_NAMES } from '../world/journal.js';
 
 // ---------------------------------------------------------------------------------------
 // Clock
@@ -186,6 +185,15 @@ export const JournalListSchema = Type.Object(
   { additionalProperties: false },
 );
 
+// The caps below are checked by the journal routes rather than by maxLength and
+// maxProperties here, whose validation messages would not say what is wrong.
+
+/** Longest path glob of a journal matcher; a real one names a route. */
+export const MAX_JOURNAL_GLOB_LENGTH = 256;
+
+/** Most query parameters or headers one matcher may name. */
+export const MAX_JOURNAL_MATCHER_NAMES = 32;
+
 export const JournalMatcherSchema = Type.Object(
   {
     method: Type.Optional(Type.String({ pattern: '^[A-Za-z]+$', description: 'HTTP method, any case' })),
@@ -197,14 +205,12 @@ export const JournalMatcherSchema = Type.Object(
     ),
     query: Type.Optional(
       Type.Record(Type.String(), Type.String(), {
-        maxProperties: MAX_JOURNAL_MATCHER_NAMES,
-        description: 'query parameters the request carried, each with exactly this value (decoded)',
+        description: `query parameters the request carried, each with exactly this value (decoded); at most ${MAX_JOURNAL_MATCHER_NAMES}`,
       }),
     ),
     header: Type.Optional(
       Type.Record(Type.String(), Type.String(), {
-        maxProperties: MAX_JOURNAL_MATCHER_NAMES,
-        description: 'headers (name in any case) the request carried, each with exactly this value (the value as sent, not masked)',
+        description: `headers (name in any case) the request carried, each with exactly this value (the value as sent, not masked); at most ${MAX_JOURNAL_MATCHER_NAMES}`,
       }),
     ),
     bodyContains: Type.Optional(Type.String({ minLength: 1, description: 'text the body holds (as the entry shows it)' })),
