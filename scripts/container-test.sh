@@ -2,7 +2,11 @@
 # The container test (npm run test:container): builds the image, starts it, waits until it
 # is healthy, smoke-tests all three interfaces and the control API from outside, checks it
 # runs as non-root, that the CLI in the image works, that SIGTERM stops it cleanly and fast
-# and flushes STATE_FILE, then brings docker-compose.yml up and down.
+# and flushes STATE_FILE (also as an arbitrary user id in group 0), then brings
+# docker-compose.yml up and down. Last, it packs the package, installs the tarball into an
+# empty project and runs a vitest file there that starts the image with the Testcontainers
+# module, drives it with the typed client and asserts on the journal: once loading the
+# package with import, once with require.
 #
 # Engine: docker when `docker info` answers, else podman. Settings (environment):
 #   CONTAINER_ENGINE  force docker or podman
@@ -11,6 +15,8 @@
 #   PODMAN_SETUP      script that installs podman and prints a local base image tag
 #                     (default: ../shared/container/setup-podman.sh beside the repository)
 #   KEEP_IMAGE=1      keep the test image afterwards
+# The package test installs the tarball's dependencies from the npm registry (the npm cache
+# first) and takes vitest and testcontainers from this repository's node_modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,8 +41,9 @@ fi
 if [[ $ENGINE == podman && -z ${NODE_IMAGE:-} && -f $PODMAN_SETUP ]]; then
   # No registry to pull the official base image from: the setup script (idempotent)
   # installs podman if needed and prints the tag of a local Node base image.
+  # --socket: also Podman's Docker-compatible API, which testcontainers speaks.
   log "preparing podman with $PODMAN_SETUP"
-  NODE_IMAGE=$(bash "$PODMAN_SETUP" | tail -n 1)
+  NODE_IMAGE=$(bash "$PODMAN_SETUP" --socket | tail -n 1)
 fi
 command -v "$ENGINE" >/dev/null 2>&1 || die "no container engine: neither a docker engine nor podman is available"
 
@@ -54,10 +61,12 @@ NAME=cloud-emulator-test-$$
 PROJECT=cetest$$
 WORK=$(mktemp -d)
 COMPOSE_ENV=()
+PODMAN_SERVICE_PID=
 
 cleanup() {
   set +e
-  for c in "$NAME" "$NAME-state" "$NAME-state2"; do "$ENGINE" rm -f -v "$c" >/dev/null 2>&1; done
+  for c in "$NAME" "$NAME-state" "$NAME-state2" "$NAME-uid"; do "$ENGINE" rm -f -v "$c" >/dev/null 2>&1; done
+  [[ -z $PODMAN_SERVICE_PID ]] || kill "$PODMAN_SERVICE_PID" 2>/dev/null
   if [[ ${#COMPOSE_ENV[@]} -gt 0 ]]; then env "${COMPOSE_ENV[@]}" "${COMPOSE[@]}" -p "$PROJECT" -f docker-compose.yml down >/dev/null 2>&1; fi
   [[ ${KEEP_IMAGE:-} == 1 ]] || "$ENGINE" rmi -f "$TAG" >/dev/null 2>&1
   rm -rf "$WORK"
@@ -101,8 +110,18 @@ wait_healthy() { # container timeout_s
 log "engine: $ENGINE; base image: ${NODE_IMAGE:-the Dockerfile default}"
 BUILD_ARGS=()
 [[ -n ${NODE_IMAGE:-} ]] && BUILD_ARGS=(--build-arg "NODE_IMAGE=$NODE_IMAGE")
+VERSION=$(node -p 'require("./package.json").version')
+BUILD_ARGS+=(--build-arg "VERSION=$VERSION")
+grep -q -- '--start-interval=200ms' Dockerfile || die "the Dockerfile's HEALTHCHECK has no --start-interval"
+DOCKERFILE=Dockerfile
+if [[ $ENGINE == podman ]] && ! podman build --help 2>/dev/null | grep -q -- 'start-interval'; then
+  # Podman 4 refuses the flag (Docker 25 and later know it): build a copy without it.
+  sed 's/ --start-interval=[^ ]*//' Dockerfile >"$WORK/Dockerfile"
+  DOCKERFILE=$WORK/Dockerfile
+  log "podman does not know HEALTHCHECK --start-interval: building without it"
+fi
 t=$(ms)
-timeout 900 "$ENGINE" build "${BUILD_FORMAT[@]}" "${BUILD_ARGS[@]}" -t "$TAG" . >"$WORK/build.log" 2>&1 || {
+timeout 900 "$ENGINE" build "${BUILD_FORMAT[@]}" "${BUILD_ARGS[@]}" -f "$DOCKERFILE" -t "$TAG" . >"$WORK/build.log" 2>&1 || {
   tail -n 40 "$WORK/build.log" >&2
   die "image build failed"
 }
@@ -111,6 +130,10 @@ SIZE=$("$ENGINE" image inspect --format '{{.Size}}' "$TAG")
 SIZE_MB=$(((SIZE + 500000) / 1000000))
 log "built $TAG in $((BUILD_MS / 1000)) s, image size $SIZE_MB MB"
 [[ $("$ENGINE" image inspect --format '{{.Config.User}}' "$TAG") == node ]] || die "the image does not run as the user node"
+label() { "$ENGINE" image inspect --format "{{index .Config.Labels \"org.opencontainers.image.$1\"}}" "$TAG"; }
+[[ $(label version) == "$VERSION" ]] || die "label org.opencontainers.image.version is '$(label version)', expected $VERSION"
+[[ $(label licenses) == MIT && $(label title) == cloud-emulator ]] || die "OCI labels licenses/title missing"
+log "OCI labels: title, version $VERSION, licenses MIT"
 
 # --- run, healthy, smoke ------------------------------------------------------------------
 PORT=$(free_port)
@@ -123,7 +146,11 @@ wait_http "$URL/_emulator/health" 60 "$NAME" || {
 READY_MS=$(($(ms) - t))
 wait_healthy "$NAME" 60 || die "the container did not become healthy within 60 s"
 HEALTHY_MS=$(($(ms) - t))
-log "answering after $READY_MS ms, healthy after $HEALTHY_MS ms"
+log "answering after $READY_MS ms, healthy after $HEALTHY_MS ms ($((HEALTHY_MS - READY_MS)) ms after answering)"
+if [[ $ENGINE == docker ]]; then
+  # Podman is excluded: without systemd it runs no health checks itself (wait_healthy runs them).
+  ((HEALTHY_MS - READY_MS < 2000)) || die "healthy $((HEALTHY_MS - READY_MS)) ms after answering; --start-interval should make it well under a second"
+fi
 
 node scripts/smoke.mjs "$URL" || {
   "$ENGINE" logs "$NAME" 2>&1 | tail -n 30 >&2
@@ -191,6 +218,22 @@ status=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -H 'X-Auth-Token: d
 "$ENGINE" rm -f -v "$NAME-state" "$NAME-state2" >/dev/null
 log "STATE_FILE: flushed on SIGTERM and loaded on the next start"
 
+# --- STATE_FILE under /data as an arbitrary user id in group 0 (as OpenShift runs images) --
+"$ENGINE" run -d --name "$NAME-uid" --user 123456:0 -p "127.0.0.1:$PORT2:8080" \
+  -e STATE_FILE=/data/state.json -e STATE_FLUSH_INTERVAL_MS=0 "$TAG" >/dev/null 2>>"$WORK/engine.log"
+wait_http "http://127.0.0.1:$PORT2/_emulator/health" 60 "$NAME-uid" || die "the container did not start as uid 123456"
+created=$(curl -s --max-time 5 -X POST -H 'X-Auth-Token: demo-token' -H 'Content-Type: application/json' \
+  -d '{"title":"written by uid 123456","text":"container test","start":1790000000000}' \
+  "http://127.0.0.1:$PORT2/concerto/mpulse/api/annotations/v1")
+[[ $created == *'"id"'* ]] || die "could not create an annotation as uid 123456: $created"
+"$ENGINE" kill --signal TERM "$NAME-uid" >/dev/null
+code=$("$ENGINE" wait "$NAME-uid" | tail -n 1)
+[[ $code == 0 ]] || die "exit code after SIGTERM as uid 123456: $code (logs: $("$ENGINE" logs "$NAME-uid" 2>&1 | tail -n 5))"
+"$ENGINE" cp "$NAME-uid:/data/state.json" "$WORK/uid-state.json" 2>>"$WORK/engine.log" || die "no /data/state.json written as uid 123456"
+grep -q 'written by uid 123456' "$WORK/uid-state.json" || die "the state file written as uid 123456 lacks the annotation"
+"$ENGINE" rm -f -v "$NAME-uid" >/dev/null
+log "STATE_FILE under /data: written as uid 123456 in group 0"
+
 # --- docker-compose.yml -------------------------------------------------------------------
 PORT3=$(free_port)
 COMPOSE_ENV=(EMULATOR_IMAGE="$TAG" EMULATOR_PORT="$PORT3" NODE_IMAGE="${NODE_IMAGE:-node:22-alpine}")
@@ -210,5 +253,64 @@ timeout 120 env "${COMPOSE_ENV[@]}" "${COMPOSE[@]}" -p "$PROJECT" -f docker-comp
 COMPOSE_ENV=()
 [[ -z $("$ENGINE" ps -a --format '{{.Names}}' | grep -E "^${PROJECT}[-_]" || true) ]] || die "compose down left containers behind"
 log "compose: up, healthy, smoke test, down: ok"
+
+# --- the packed package in a new project, with the Testcontainers module ------------------
+# testcontainers talks to the Docker API: Podman's compatible socket where Podman is the engine.
+TC_ENV=(CLOUD_EMULATOR_IMAGE="$TAG")
+if [[ $ENGINE == podman ]]; then
+  sock=/run/podman/podman.sock
+  if ! curl -s --max-time 2 --unix-socket "$sock" http://d/_ping >/dev/null 2>&1; then
+    sock=$WORK/podman.sock
+    podman system service --time=0 "unix://$sock" >"$WORK/podman-service.log" 2>&1 &
+    PODMAN_SERVICE_PID=$!
+    for _ in $(seq 1 50); do curl -s --max-time 1 --unix-socket "$sock" http://d/_ping >/dev/null 2>&1 && break; sleep 0.1; done
+  fi
+  # Ryuk, testcontainers' reaper, is an image of its own; the tests stop their containers themselves.
+  TC_ENV+=(DOCKER_HOST="unix://$sock" TESTCONTAINERS_RYUK_DISABLED=true)
+fi
+t=$(ms)
+env "${TC_ENV[@]}" node node_modules/vitest/vitest.mjs run test/testcontainers >"$WORK/module-test.log" 2>&1 || {
+  tail -n 40 "$WORK/module-test.log" >&2
+  die "the Testcontainers module tests (test/testcontainers) failed"
+}
+if grep -q 'skipped, CLOUD_EMULATOR_IMAGE' "$WORK/module-test.log"; then die "the Testcontainers module tests skipped"; fi
+log "Testcontainers module tests: passed in $(($(ms) - t)) ms"
+
+t=$(ms)
+npm pack --silent --pack-destination "$WORK" >"$WORK/pack.log" 2>&1 || {
+  tail -n 30 "$WORK/pack.log" >&2
+  die "npm pack failed"
+}
+TARBALL=$WORK/$(tail -n 1 "$WORK/pack.log")
+[[ -f $TARBALL ]] || die "npm pack named no tarball: $(tail -n 3 "$WORK/pack.log")"
+contents=$(tar -tzf "$TARBALL")
+for f in package/LICENSE package/dist/index.js package/dist/cjs/index.js package/dist/cjs/package.json \
+  package/dist/client/index.js package/dist/testcontainers/index.d.ts package/dist/ui/static/index.html package/fixtures/grids.json; do
+  grep -qx "$f" <<<"$contents" || die "the tarball lacks $f"
+done
+PROJECT_DIR=$WORK/consumer
+mkdir -p "$PROJECT_DIR"
+printf '{ "name": "consumer", "private": true, "type": "module" }\n' >"$PROJECT_DIR/package.json"
+cp test/testcontainers/package/*.mjs "$PROJECT_DIR/"
+(cd "$PROJECT_DIR" && timeout 300 npm install --no-audit --no-fund --prefer-offline "$TARBALL") >"$WORK/install.log" 2>&1 || {
+  tail -n 30 "$WORK/install.log" >&2
+  die "installing the tarball into a new project failed"
+}
+if grep -q EBADENGINE "$WORK/install.log"; then
+  grep -A4 EBADENGINE "$WORK/install.log" >&2
+  die "installing the tarball warns EBADENGINE on Node $(node --version)"
+fi
+# The test tools come from this repository, so that only the package itself is installed.
+for tool in vitest testcontainers; do ln -s "$PWD/node_modules/$tool" "$PROJECT_DIR/node_modules/$tool"; done
+for mode in import require; do
+  (cd "$PROJECT_DIR" && env "${TC_ENV[@]}" LOAD_WITH=$mode node node_modules/vitest/vitest.mjs run) >"$WORK/consumer-$mode.log" 2>&1 || {
+    tail -n 40 "$WORK/consumer-$mode.log" >&2
+    die "the new project's test failed loading the package with $mode"
+  }
+  # vitest's summary, e.g. "Tests  2 passed (2)": a run that ran nothing has passed nothing.
+  passed=$(sed 's/\x1b\[[0-9;]*m//g' "$WORK/consumer-$mode.log" | sed -n 's/^ *Tests *\([0-9][0-9]*\) passed.*/\1/p')
+  [[ ${passed:-0} -ge 2 ]] || die "the new project's test ran ${passed:-no} tests loading the package with $mode"
+done
+log "package: packed, installed into a new project without engine warnings; its test (Testcontainers module, client, clock, journal count) passed with import and with require in $(($(ms) - t)) ms"
 
 log "PASSED: image $SIZE_MB MB, build $((BUILD_MS / 1000)) s, start to answering $READY_MS ms, start to healthy $HEALTHY_MS ms, SIGTERM to exit $STOP_MS ms"

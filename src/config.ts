@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { literals } from './core/schema.js';
+import { packageRoot } from './core/package-root.cjs';
 
-/** The bundled demo seed, found relative to this module in src/ and in dist/ alike. */
-export const BUNDLED_FIXTURES_DIR = fileURLToPath(new URL('../fixtures', import.meta.url));
+/** The bundled demo seed, in the package folder. */
+export const BUNDLED_FIXTURES_DIR = join(packageRoot(), 'fixtures');
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -28,6 +29,7 @@ export const ConfigSchema = Type.Object({
   stateFile: Type.Optional(Type.String({ env: 'STATE_FILE', flag: 'state-file', minLength: 1, description: 'persist the state to this file (loaded at start, written atomically)' })),
   stateFlushIntervalMs: Type.Integer({ env: 'STATE_FLUSH_INTERVAL_MS', flag: 'state-flush-interval-ms', minimum: 0, default: 5000, description: 'how often the state file is written; 0 writes on shutdown only' }),
   journalSize: Type.Integer({ env: 'JOURNAL_SIZE', flag: 'journal-size', minimum: 0, default: 1000, description: 'how many requests the request journal keeps' }),
+  journalBodyLimitBytes: Type.Integer({ env: 'JOURNAL_BODY_LIMIT_BYTES', flag: 'journal-body-limit-bytes', minimum: 0, default: 64 * 1024, description: 'the journal keeps this much of each request body (longer ones are cut, with a marker); 0 keeps none' }),
   corsOrigins: Type.String({ env: 'CORS_ORIGINS', flag: 'cors-origins', minLength: 1, default: '*', description: "allowed browser origins: '*' or a comma-separated list" }),
   bodyLimitBytes: Type.Integer({ env: 'BODY_LIMIT_BYTES', flag: 'body-limit-bytes', minimum: 1, default: 1024 * 1024, description: 'largest request body accepted (larger: 413)' }),
   requestTimeoutMs: Type.Integer({ env: 'REQUEST_TIMEOUT_MS', flag: 'request-timeout-ms', minimum: 1, default: 30_000, description: 'a request, headers and body, must arrive in full within this; else 408 and the connection is closed' }),
@@ -127,9 +129,9 @@ export function loadConfig(
   return out as Config;
 }
 
-/** The package's version, read once from package.json (found beside src/ and dist/ alike). */
+/** The package's version, read once from its package.json. */
 let packageVersion: string | undefined;
 export function version(): string {
-  packageVersion ??= (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  packageVersion ??= (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
   return packageVersion;
 }

@@ -60,17 +60,40 @@ export function installControlHooks(app: FastifyInstance): void {
   // The journal records an answer when it is sent, not when the socket has taken it all (an
   // onResponse hook): any onResponse hook makes Fastify follow every response's finish and
   // error events, which cost a request more than everything else these hooks do.
-  app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, _payload: unknown, done: HookHandlerDoneFunction) => {
+  app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: HookHandlerDoneFunction) => {
     const emulator = request.world;
     // A request refused before its world was known (a bad sandbox name) has no journal to go to.
-    if (emulator && emulator.journal.size > 0 && !requestArea(request)?.control) record(emulator, request, reply.statusCode);
+    if (emulator && emulator.journal.size > 0 && !requestArea(request)?.control) record(emulator, request, reply.statusCode, payloadSize(payload));
     done();
   });
 }
 
-function record(emulator: Emulator, request: FastifyRequest, status: number): void {
+/** Bytes of a response body as onSend sees it; -1 for a stream, whose length is not known yet. */
+function payloadSize(payload: unknown): number {
+  if (payload === null || payload === undefined) return 0;
+  if (typeof payload === 'string') return Buffer.byteLength(payload);
+  if (payload instanceof Uint8Array) return payload.byteLength;
+  return -1;
+}
+
+/**
+ * Hands the journal what the request already holds (its headers and parsed body, by
+ * reference): the journal copies or renders them only when it is read, or when a body is
+ * longer than it keeps.
+ */
+function record(emulator: Emulator, request: FastifyRequest, status: number, responseSize: number): void {
   const elapsedMs = stopwatch() - request.startedAt;
-  emulator.journal.record(request.arrivedAt, request.method, request.url, status, Math.round(elapsedMs * 1000) / 1000, request.faultRuleIds);
+  emulator.journal.record(
+    request.arrivedAt,
+    request.method,
+    request.url,
+    status,
+    Math.round(elapsedMs * 1000) / 1000,
+    request.faultRuleIds,
+    request.raw.headers,
+    request.body,
+    responseSize,
+  );
 }
 
 /** Answers 401 and returns true when the control API needs an admin token this request lacks. */
@@ -110,7 +133,7 @@ function answerFault(request: FastifyRequest, reply: FastifyReply, emulator: Emu
   if (!answer) return done();
   if ('drop' in answer.action) {
     // A hijacked request never reaches onResponse, so it is journaled here.
-    if (emulator.journal.size > 0) record(emulator, request, 0);
+    if (emulator.journal.size > 0) record(emulator, request, 0, 0);
     reply.hijack();
     // Destroying the response destroys its socket; an injected request rejects instead of hanging.
     reply.raw.destroy();

@@ -2,8 +2,42 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { World } from '../world/world.js';
 import type { StoreOf } from '../http/routing.js';
+import { JournalMatchError } from '../world/journal.js';
+import { ErrorBodySchema, badRequest } from '../http/errors.js';
 import { allowOnly } from '../http/routing.js';
-import { JournalListSchema, JournalQuerySchema } from './schemas.js';
+import {
+  JournalCountSchema,
+  JournalFindBodySchema,
+  JournalFoundSchema,
+  JournalListSchema,
+  JournalMatcherSchema,
+  JournalQuerySchema,
+  MAX_JOURNAL_GLOB_LENGTH,
+  MAX_JOURNAL_MATCHER_NAMES,
+  type JournalMatcher,
+} from './schemas.js';
+
+/** The caps that bound a search's work, each refused with a message naming it. */
+function checkBounds(matcher: JournalMatcher): void {
+  if (matcher.path !== undefined && matcher.path.length > MAX_JOURNAL_GLOB_LENGTH) {
+    throw badRequest(`body field 'path': longer than ${MAX_JOURNAL_GLOB_LENGTH} characters`);
+  }
+  for (const field of ['query', 'header'] as const) {
+    const names = matcher[field] === undefined ? 0 : Object.keys(matcher[field]).length;
+    if (names > MAX_JOURNAL_MATCHER_NAMES) throw badRequest(`body field '${field}': ${names} names, at most ${MAX_JOURNAL_MATCHER_NAMES}`);
+  }
+}
+
+/** Runs a journal search, answering a matcher it cannot use as a 400. */
+function searching<T>(matcher: JournalMatcher, search: () => T): T {
+  checkBounds(matcher);
+  try {
+    return search();
+  } catch (err) {
+    if (err instanceof JournalMatchError) throw badRequest(err.message);
+    throw err;
+  }
+}
 
 /** The request journal: what the system under test sent, and what it got back. */
 export const journalRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> = async (app, { world }) => {
@@ -34,4 +68,37 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }>
     },
   );
   allowOnly(app, '/journal', ['GET', 'DELETE']);
+
+  /** POST /_emulator/journal/count: how many requests held match, for a test to assert on. */
+  app.post(
+    '/journal/count',
+    {
+      schema: {
+        tags: ['Control'],
+        summary: 'Count the requests held that match (method, path glob, query, header, bodyContains, bodyJson, status)',
+        body: JournalMatcherSchema,
+        response: { 200: JournalCountSchema, 400: ErrorBodySchema },
+      },
+    },
+    async (request) => ({ count: searching(request.body, () => world(request).journal.count(request.body)) }),
+  );
+  allowOnly(app, '/journal/count', ['POST']);
+
+  /** POST /_emulator/journal/find: the matching requests themselves, newest first. */
+  app.post(
+    '/journal/find',
+    {
+      schema: {
+        tags: ['Control'],
+        summary: 'The requests held that match, newest first, with headers and bodies',
+        body: JournalFindBodySchema,
+        response: { 200: JournalFoundSchema, 400: ErrorBodySchema },
+      },
+    },
+    async (request) => {
+      const { limit, ...matcher } = request.body;
+      return { entries: searching(matcher, () => world(request).journal.find(matcher, limit)) };
+    },
+  );
+  allowOnly(app, '/journal/find', ['POST']);
 };

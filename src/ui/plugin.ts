@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -10,15 +9,17 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ErrorBodySchema, installErrorHandling, notFound } from '../http/errors.js';
 import { AREAS, PATHS } from '../http/paths.js';
 import { allowOnly } from '../http/routing.js';
+import { codeRoot, packageRoot } from '../core/package-root.cjs';
 
 export const UI_PREFIX = PATHS.ui;
 
 /**
- * Where the page's files are: beside this module (src/ui/static under vitest and tsx, and
- * dist/ui/static once `npm run build` has copied them), else the source folder, for a
- * dist/ compiled without the copy step.
+ * Where the page's files are: beside this module (src/ui/static under vitest, and
+ * dist/ui/static once `npm run build` has copied them), else the copy in dist/ (for the
+ * CommonJS build in dist/cjs), else the source folder, for a dist/ compiled without the copy
+ * step.
  */
-const CANDIDATE_DIRS = [new URL('./static/', import.meta.url), new URL('../../src/ui/static/', import.meta.url)].map((u) => fileURLToPath(u));
+const CANDIDATE_DIRS = [join(codeRoot(), 'ui/static/'), join(packageRoot(), 'dist/ui/static/'), join(packageRoot(), 'src/ui/static/')];
 
 // Set here rather than guessed by the library: its table says application/javascript, and
 // module scripts are text/javascript (RFC 9239).

@@ -39,7 +39,7 @@ export class World {
   ) {
     this.current = this.build(structuredClone(initial));
     this.faults = new FaultStore(clock);
-    this.journal = new Journal(config.journalSize);
+    this.journal = new Journal(config.journalSize, config.journalBodyLimitBytes);
     const { scale, frozen } = clock.status();
     this.startClock = { scale, frozen };
   }

@@ -1,0 +1,383 @@
+/**
+ * A typed client of the emulator's control API (/_emulator), for tests and tools in Node and
+ * in browsers alike: it uses only `fetch`, and every type it names comes from the schemas the
+ * server validates with (type-only imports, erased from the JavaScript), so the two cannot
+ * drift apart.
+ *
+ *   const emu = new EmulatorClient('http://localhost:8080', { adminToken: process.env.ADMIN_TOKEN });
+ *   await emu.reset();
+ *   await emu.advance(60_000);
+ *   expect(await emu.countRequests({ method: 'POST', path: '/concerto/mpulse/api/annotations/*' })).toBe(1);
+ */
+import type { Static } from '@sinclair/typebox';
+import type {
+  AdvanceBody,
+  AdvanceResultSchema,
+  AlertPatchBodySchema,
+  ClockSettingsBody,
+  ClockStatusBody,
+  FaultRule,
+  FaultRuleInput,
+  HealthSchema,
+  JournalCount,
+  JournalFindBody,
+  JournalFound,
+  JournalListSchema,
+  JournalMatcher,
+  JournalQuery,
+  JournalRecord,
+  Lifecycles,
+  NextStartSchema,
+  ReplaceResultSchema,
+  ResetResultSchema,
+  ResourceKind,
+  ResourceLifecycleSchema,
+} from '../control/schemas.js';
+import type { Alert } from '../alerts/schemas.js';
+import type { FixtureFileSchema, State } from '../world/state.js';
+import type { ErrorBody } from '../http/errors.js';
+import { PATHS } from '../http/paths.js';
+
+export type Health = Static<typeof HealthSchema>;
+export type ResetResult = Static<typeof ResetResultSchema>;
+export type ReplaceResult = Static<typeof ReplaceResultSchema>;
+export type ClockStatus = ClockStatusBody;
+export type AdvanceResult = Static<typeof AdvanceResultSchema>;
+export type ResourceLifecycle = Static<typeof ResourceLifecycleSchema>;
+export type NextStart = Static<typeof NextStartSchema>;
+export type JournalList = Static<typeof JournalListSchema>;
+/** A state to import: any subset of the sections of an export (left-out sections are empty). */
+export type StateInput = Static<typeof FixtureFileSchema>;
+export type AlertPatch = Static<typeof AlertPatchBodySchema>;
+export type {
+  AdvanceBody,
+  Alert,
+  ClockSettingsBody,
+  ErrorBody,
+  FaultRule,
+  FaultRuleInput,
+  JournalCount,
+  JournalFindBody,
+  JournalFound,
+  JournalMatcher,
+  JournalQuery,
+  JournalRecord,
+  Lifecycles,
+  ResourceKind,
+  State,
+};
+
+/**
+ * One sandbox as `GET /_emulator/sandboxes` lists it. (The sandbox routes have no schema of
+ * their own to derive this from yet; this follows their published contract.)
+ */
+export interface SandboxInfo {
+  name: string;
+  createdAt: number;
+  lastUsedAt: number;
+  counts: Record<string, number>;
+}
+
+export interface SandboxList {
+  sandboxes: SandboxInfo[];
+  /** How many sandboxes the emulator holds at most. */
+  max: number;
+}
+
+export interface EmulatorClientOptions {
+  /** ADMIN_TOKEN of the emulator, sent as `Authorization: Bearer <token>` on every control call. */
+  adminToken?: string;
+  /** Bind the client to this sandbox: every path is served under `/sandbox/<name>`. */
+  sandbox?: string;
+  /** The fetch to use (default: the global one), e.g. one that goes through a proxy. */
+  fetch?: typeof fetch;
+  /** Extra headers for every call. */
+  headers?: Record<string, string>;
+}
+
+/**
+ * What the emulator answered when a call failed: `status` is the HTTP status (0 when no
+ * answer came at all), `message` the emulator's own explanation.
+ */
+export class EmulatorError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    /** The error body as the emulator sent it, when it sent one. */
+    readonly body?: ErrorBody,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'EmulatorError';
+  }
+}
+
+type Query = Record<string, string | number | boolean | undefined>;
+
+interface CallOptions {
+  body?: unknown;
+  query?: Query;
+  /** Call the emulator's default sandbox, whatever sandbox the client is bound to. */
+  root?: boolean;
+}
+
+const trimSlashes = (url: string) => url.replace(/\/+$/, '');
+
+export class EmulatorClient {
+  /** Base URL of the emulator itself, without a sandbox. */
+  readonly rootUrl: string;
+  /** Base URL this client works on: the root URL, or the sandbox's under it. */
+  readonly url: string;
+  /** The sandbox this client is bound to, if any. */
+  readonly sandboxName: string | undefined;
+  private readonly options: EmulatorClientOptions;
+  private readonly fetcher: typeof fetch;
+
+  constructor(baseUrl: string, options: EmulatorClientOptions = {}) {
+    this.rootUrl = trimSlashes(baseUrl);
+    this.options = options;
+    this.sandboxName = options.sandbox;
+    this.url = options.sandbox === undefined ? this.rootUrl : `${this.rootUrl}/sandbox/${encodeURIComponent(options.sandbox)}`;
+    // Bound, so that a fetch taken from a window is not called with this client as `this`.
+    const given = options.fetch ?? globalThis.fetch;
+    if (typeof given !== 'function') throw new TypeError('EmulatorClient needs fetch: run it on Node 18 or later, or pass options.fetch');
+    this.fetcher = given.bind(globalThis);
+  }
+
+  /** Base URLs of the interfaces, for configuring the system under test. */
+  get urls(): { provisioning: string; repository: string; annotations: string; alerts: string; rum: string; control: string } {
+    return {
+      provisioning: `${this.url}${PATHS.provisioning}`,
+      repository: `${this.url}${PATHS.repository}`,
+      annotations: `${this.url}${PATHS.annotations}`,
+      alerts: `${this.url}${PATHS.alerts}`,
+      rum: `${this.url}/concerto/mpulse`,
+      control: `${this.url}${PATHS.control}`,
+    };
+  }
+
+  /** A client of the same emulator, bound to the sandbox `name`. */
+  sandbox(name: string): EmulatorClient {
+    return new EmulatorClient(this.rootUrl, { ...this.options, sandbox: name });
+  }
+
+  // ---- health, reset, state -----------------------------------------------------------
+
+  health(): Promise<Health> {
+    return this.call('GET', '/health');
+  }
+
+  /** Back to the seed: stores, tokens, clock settings, faults and journal. */
+  reset(): Promise<ResetResult> {
+    return this.call('POST', '/reset');
+  }
+
+  /** The whole state, in the fixture format. */
+  exportState(): Promise<State> {
+    return this.call('GET', '/state');
+  }
+
+  /** Replaces the whole state; refused (EmulatorError 400) when invalid, and the old state kept. */
+  importState(state: StateInput): Promise<ReplaceResult> {
+    return this.call('PUT', '/state', { body: state });
+  }
+
+  // ---- clock --------------------------------------------------------------------------
+
+  clock(): Promise<ClockStatus> {
+    return this.call('GET', '/clock');
+  }
+
+  /** Moves emulated time forward by `ms`; every lifecycle follows at once. */
+  advance(ms: number): Promise<AdvanceResult> {
+    return this.advanceBy({ ms });
+  }
+
+  /** Moves emulated time to an instant (epoch ms, ISO 8601 text or a Date). */
+  advanceTo(instant: number | string | Date): Promise<AdvanceResult> {
+    return this.advanceBy({ to: instant instanceof Date ? instant.getTime() : instant });
+  }
+
+  /** Moves emulated time to the next lifecycle transition (advancedMs 0 when none is scheduled). */
+  advanceToNext(): Promise<AdvanceResult> {
+    return this.advanceBy({ to: 'next' });
+  }
+
+  /** Moves emulated time until a resource's lifecycle has settled. */
+  advanceUntilSettled(kind: ResourceKind, id: number): Promise<AdvanceResult> {
+    return this.advanceBy({ until: { kind, id } });
+  }
+
+  /** The raw advance call: exactly one of `ms`, `to`, `until`. */
+  advanceBy(body: AdvanceBody): Promise<AdvanceResult> {
+    return this.call('POST', '/clock/advance', { body });
+  }
+
+  /** Changes the clock's scale and/or freezes it. */
+  setClock(settings: ClockSettingsBody): Promise<ClockStatus> {
+    return this.call('PUT', '/clock', { body: settings });
+  }
+
+  /** Emulated ms per real ms: 1 real time, 60 a minute per second, 0 stopped. */
+  setScale(scale: number): Promise<ClockStatus> {
+    return this.setClock({ scale });
+  }
+
+  freeze(): Promise<ClockStatus> {
+    return this.setClock({ frozen: true });
+  }
+
+  unfreeze(): Promise<ClockStatus> {
+    return this.setClock({ frozen: false });
+  }
+
+  // ---- lifecycle scenarios ------------------------------------------------------------
+
+  lifecycles(): Promise<Lifecycles> {
+    return this.call('GET', '/lifecycles');
+  }
+
+  lifecycle(kind: ResourceKind, id: number): Promise<ResourceLifecycle> {
+    return this.call('GET', `/lifecycles/${kind}/${id}`);
+  }
+
+  /** Chooses how the next start of a grid, environment or RSDB ends (e.g. ALLOCATE_FAILED). */
+  setNextStart(kind: Exclude<ResourceKind, 'cloudServer'>, id: number, outcome: string): Promise<NextStart> {
+    return this.call('PUT', `/lifecycles/${kind}/${id}/next-start`, { body: { outcome } });
+  }
+
+  /** Forgets a chosen next-start outcome. */
+  clearNextStart(kind: Exclude<ResourceKind, 'cloudServer'>, id: number): Promise<void> {
+    return this.call('DELETE', `/lifecycles/${kind}/${id}/next-start`);
+  }
+
+  /** A RUNNING test environment becomes EXTERNALLY_TERMINATED now. */
+  externallyTerminate(environmentId: number): Promise<ResourceLifecycle> {
+    return this.call('POST', `/lifecycles/environment/${environmentId}/externally-terminate`);
+  }
+
+  /** A cloud server becomes FAILED now. */
+  failCloudServer(id: number): Promise<ResourceLifecycle> {
+    return this.call('POST', `/lifecycles/cloudServer/${id}/fail`);
+  }
+
+  // ---- alerts -------------------------------------------------------------------------
+
+  alerts(): Promise<Alert[]> {
+    return this.call('GET', '/alerts');
+  }
+
+  /** One alert, with the history of what each fire and clear carried. */
+  alert(uid: string): Promise<Alert> {
+    return this.call('GET', `/alerts/${encodeURIComponent(uid)}`);
+  }
+
+  setAlertEnabled(uid: string, enabled: boolean): Promise<Alert> {
+    const body: AlertPatch = { enabled };
+    return this.call('PATCH', `/alerts/${encodeURIComponent(uid)}`, { body });
+  }
+
+  // ---- faults -------------------------------------------------------------------------
+
+  addFault(rule: FaultRuleInput): Promise<FaultRule> {
+    return this.call('POST', '/faults', { body: rule });
+  }
+
+  faults(): Promise<FaultRule[]> {
+    return this.call('GET', '/faults');
+  }
+
+  fault(id: string): Promise<FaultRule> {
+    return this.call('GET', `/faults/${encodeURIComponent(id)}`);
+  }
+
+  deleteFault(id: string): Promise<void> {
+    return this.call('DELETE', `/faults/${encodeURIComponent(id)}`);
+  }
+
+  clearFaults(): Promise<void> {
+    return this.call('DELETE', '/faults');
+  }
+
+  // ---- journal ------------------------------------------------------------------------
+
+  /** Recent requests, newest first, with the GET filters (method, pathPrefix, status, limit). */
+  journal(query: JournalQuery = {}): Promise<JournalList> {
+    return this.call('GET', '/journal', { query });
+  }
+
+  clearJournal(): Promise<void> {
+    return this.call('DELETE', '/journal');
+  }
+
+  /** How many requests held in the journal match, e.g. `{ method: 'POST', path: '/concerto/mpulse/*', bodyJson: { title: 'x' } }`. */
+  async countRequests(matcher: JournalMatcher = {}): Promise<number> {
+    const { count } = await this.call<JournalCount>('POST', '/journal/count', { body: matcher });
+    return count;
+  }
+
+  /** The requests held that match, newest first, with their headers and bodies. */
+  async findRequests(matcher: JournalFindBody = {}): Promise<JournalRecord[]> {
+    const { entries } = await this.call<JournalFound>('POST', '/journal/find', { body: matcher });
+    return entries;
+  }
+
+  // ---- sandboxes (managed through the emulator's default sandbox) -----------------------
+
+  sandboxes(): Promise<SandboxList> {
+    return this.call('GET', '/sandboxes', { root: true });
+  }
+
+  /** Creates the sandbox `name` (seeded like the emulator) and returns a client bound to it. */
+  async createSandbox(name: string): Promise<EmulatorClient> {
+    await this.call('PUT', `/sandboxes/${encodeURIComponent(name)}`, { root: true });
+    return this.sandbox(name);
+  }
+
+  getSandbox(name: string): Promise<SandboxInfo> {
+    return this.call('GET', `/sandboxes/${encodeURIComponent(name)}`, { root: true });
+  }
+
+  deleteSandbox(name: string): Promise<void> {
+    return this.call('DELETE', `/sandboxes/${encodeURIComponent(name)}`, { root: true });
+  }
+
+  // ---- the one way out ----------------------------------------------------------------
+
+  private async call<T>(method: string, path: string, { body, query, root }: CallOptions = {}): Promise<T> {
+    let url = `${root ? this.rootUrl : this.url}${PATHS.control}${path}`;
+    if (query) {
+      const params = new URLSearchParams();
+      for (const [name, value] of Object.entries(query)) if (value !== undefined) params.set(name, String(value));
+      const text = params.toString();
+      if (text) url += `?${text}`;
+    }
+    const headers: Record<string, string> = { accept: 'application/json', ...this.options.headers };
+    if (this.options.adminToken !== undefined) headers.authorization = `Bearer ${this.options.adminToken}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let res: Response;
+    try {
+      res = await this.fetcher(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    } catch (err) {
+      throw new EmulatorError(0, `${method} ${url}: no answer (${err instanceof Error ? err.message : String(err)})`, undefined, { cause: err });
+    }
+    const text = await res.text();
+    if (!res.ok) {
+      let error: ErrorBody | undefined;
+      try {
+        const parsed = JSON.parse(text) as Partial<ErrorBody>;
+        if (typeof parsed?.message === 'string') error = parsed as ErrorBody;
+      } catch {
+        // Not the emulator's JSON error (a proxy's page, say): the text itself is the message.
+      }
+      const message = error?.message ?? (text.slice(0, 500) || res.statusText);
+      throw new EmulatorError(res.status, `${method} ${path}: ${res.status} ${message}`, error);
+    }
+    if (res.status === 204 || text === '') return undefined as T;
+    try {
+      return JSON.parse(text) as T;
+    } catch (err) {
+      throw new EmulatorError(res.status, `${method} ${path}: the answer is not JSON: ${text.slice(0, 200)}`, undefined, { cause: err });
+    }
+  }
+}

@@ -1,0 +1,160 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import ts from 'typescript';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { EmulatorClient, EmulatorError } from '../../src/client/index.js';
+import { ManualClock, startEmulator, type RunningEmulator } from '../../src/index.js';
+import { T0 } from '../helpers/app.js';
+
+const ADMIN = 'client-test-admin';
+let emu: RunningEmulator;
+let client: EmulatorClient;
+
+beforeAll(async () => {
+  emu = await startEmulator({ clock: new ManualClock(T0), adminToken: ADMIN });
+  client = new EmulatorClient(`${emu.url}/`, { adminToken: ADMIN });
+});
+afterAll(() => emu.close());
+beforeEach(() => client.reset());
+
+const demo = { 'X-Auth-Token': 'demo-token', 'Content-Type': 'application/json' };
+
+describe('EmulatorClient against a running emulator', () => {
+  it('reads health, resets, and exports and imports the state', async () => {
+    expect((await client.health()).status).toBe('ok');
+    const state = await client.exportState();
+    expect(state.users.some((u) => u.userName === 'demo@example.com')).toBe(true);
+    const replaced = await client.importState({ users: state.users, tokens: state.tokens });
+    expect(replaced).toMatchObject({ status: 'replaced', counts: { grids: 0 } });
+    expect((await client.reset()).status).toBe('reset');
+    expect((await client.exportState()).grids.length).toBeGreaterThan(0);
+  });
+
+  it('drives the clock: advance, to an instant, to the next transition, until settled, scale and freeze', async () => {
+    expect((await client.clock()).now).toBe(emu.now());
+    const before = emu.now();
+    expect((await client.advance(1000)).advancedMs).toBe(1000);
+    expect((await client.advanceTo(new Date(before + 5000))).now).toBe(before + 5000);
+    await fetch(`${client.urls.provisioning}/grid/101/action`, { method: 'POST', headers: demo, body: '{"action":"start"}' });
+    const next = await client.advanceToNext();
+    expect(next.advancedMs).toBeGreaterThan(0);
+    const settled = await client.advanceUntilSettled('grid', 101);
+    expect((await client.lifecycle('grid', 101)).state).toBe('CHECKED');
+    expect(settled.nextTransitionAt).toBeUndefined();
+    expect((await client.setScale(60)).scale).toBe(60);
+    expect((await client.freeze()).frozen).toBe(true);
+    expect((await client.unfreeze()).frozen).toBe(false);
+  });
+
+  it('steers lifecycles: next-start outcome, fail a server, externally terminate', async () => {
+    expect((await client.setNextStart('grid', 101, 'ALLOCATE_FAILED')).outcome).toBe('ALLOCATE_FAILED');
+    await fetch(`${client.urls.provisioning}/grid/101/action`, { method: 'POST', headers: demo, body: '{"action":"start"}' });
+    await client.advanceUntilSettled('grid', 101);
+    expect((await client.lifecycle('grid', 101)).state).toBe('ALLOCATE_FAILED');
+    await client.setNextStart('rsdb', (await client.lifecycles()).resources.find((r) => r.kind === 'rsdb')!.id, 'ALLOCATED_DATABASE');
+    await client.clearNextStart('grid', 101);
+    const server = (await client.lifecycles()).resources.find((r) => r.kind === 'cloudServer' && r.state === 'RUNNING');
+    expect(server).toBeDefined();
+    expect((await client.failCloudServer(server!.id)).state).toBe('FAILED');
+    const env = (await client.lifecycles()).resources.find((r) => r.kind === 'environment')!;
+    await expect(client.externallyTerminate(env.id)).rejects.toBeInstanceOf(EmulatorError);
+  });
+
+  it('reads and disables alerts', async () => {
+    const alerts = await client.alerts();
+    const uid = alerts[0].uid;
+    expect((await client.alert(uid)).uid).toBe(uid);
+    expect((await client.setAlertEnabled(uid, false)).enabled).toBe(false);
+  });
+
+  it('adds, reads and removes faults', async () => {
+    const rule = await client.addFault({ path: '/concerto/mpulse/api/annotations/v1*', method: 'POST', action: { status: 503 }, times: 1 });
+    expect((await client.fault(rule.id)).remaining).toBe(1);
+    expect(await client.faults()).toHaveLength(1);
+    await client.deleteFault(rule.id);
+    await client.addFault({ path: '/x', action: { drop: true } });
+    await client.clearFaults();
+    expect(await client.faults()).toEqual([]);
+  });
+
+  it('asserts on the journal: count and find with a matcher, list and clear', async () => {
+    const body = JSON.stringify({ title: 'Release 7', text: 'from the client test', start: T0 });
+    await fetch(client.urls.annotations, { method: 'POST', headers: demo, body });
+    await fetch(`${client.urls.annotations}?date-start=0`, { headers: demo });
+    expect(await client.countRequests({ method: 'POST', path: '/concerto/mpulse/api/annotations/*', bodyJson: { title: 'Release 7' } })).toBe(1);
+    expect(await client.countRequests({ query: { 'date-start': '0' } })).toBe(1);
+    const [found] = await client.findRequests({ bodyContains: 'Release 7' });
+    expect(found).toMatchObject({ method: 'POST', status: 200, headers: { 'x-auth-token': '***' } });
+    expect((await client.journal({ method: 'GET', limit: 5 })).entries).toHaveLength(1);
+    await client.clearJournal();
+    expect(await client.countRequests()).toBe(0);
+  });
+
+  it('throws EmulatorError with the status and the emulator’s message', async () => {
+    const err = await client.lifecycle('grid', 999_999).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(EmulatorError);
+    expect(err).toMatchObject({ status: 404, body: { statusCode: 404, error: 'Not Found' } });
+    expect((err as EmulatorError).message).toContain('grid 999999 does not exist');
+    const bad = await client.countRequests({ path: `/${'x'.repeat(300)}` }).catch((e: unknown) => e);
+    expect(bad).toMatchObject({ status: 400 });
+
+    const anonymous = new EmulatorClient(emu.url);
+    expect((await anonymous.health()).status).toBe('ok');
+    await expect(anonymous.reset()).rejects.toMatchObject({ status: 401, message: expect.stringContaining('Authorization') });
+
+    const nowhere = new EmulatorClient('http://127.0.0.1:1');
+    await expect(nowhere.health()).rejects.toMatchObject({ name: 'EmulatorError', status: 0 });
+  });
+
+  it('binds to a sandbox: base URL plus /sandbox/<name>, while sandbox management stays on the root', async () => {
+    const calls: string[] = [];
+    const recording: typeof fetch = async (input, init) => {
+      calls.push(`${init?.method} ${String(input)}`);
+      return new Response(JSON.stringify({ sandboxes: [], max: 8, status: 'ok' }), { status: 200 });
+    };
+    const root = new EmulatorClient('http://emulator.test:8080', { fetch: recording });
+    const w3 = root.sandbox('w3');
+    expect(w3.url).toBe('http://emulator.test:8080/sandbox/w3');
+    expect(w3.urls.provisioning).toBe('http://emulator.test:8080/sandbox/w3/concerto/services/rest/CloudService/v1');
+    await w3.advance(5);
+    await w3.sandboxes();
+    await root.createSandbox('w4');
+    await root.getSandbox('w4');
+    await new EmulatorClient('http://emulator.test:8080', { fetch: recording, sandbox: 'a b' }).health();
+    expect(calls).toEqual([
+      'POST http://emulator.test:8080/sandbox/w3/_emulator/clock/advance',
+      'GET http://emulator.test:8080/_emulator/sandboxes',
+      'PUT http://emulator.test:8080/_emulator/sandboxes/w4',
+      'GET http://emulator.test:8080/_emulator/sandboxes/w4',
+      'GET http://emulator.test:8080/sandbox/a%20b/_emulator/health',
+    ]);
+  });
+});
+
+describe('the client module itself', () => {
+  /** Every module the client loads at run time, following relative imports from src/client/index.ts. */
+  function runtimeImports(): { files: string[]; packages: string[] } {
+    const files: string[] = [];
+    const packages: string[] = [];
+    const queue = [resolve('src/client/index.ts')];
+    while (queue.length) {
+      const file = queue.shift()!;
+      if (files.includes(file)) continue;
+      files.push(file);
+      // What the compiler emits: type-only imports are gone.
+      const js = ts.transpileModule(readFileSync(file, 'utf8'), { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: false } }).outputText;
+      for (const [, spec] of js.matchAll(/(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\s*\(?\s*['"]([^'"]+)['"]/g)) {
+        if (spec === undefined) continue;
+        if (spec.startsWith('.')) queue.push(join(dirname(file), spec.replace(/\.js$/, '.ts')));
+        else packages.push(spec);
+      }
+    }
+    return { files: files.map((f) => relative(process.cwd(), f)), packages };
+  }
+
+  it('loads no package and no Node module at run time, so it runs in a browser', () => {
+    const { files, packages } = runtimeImports();
+    expect(packages).toEqual([]);
+    expect(files.every((f) => f.startsWith('src/client/') || f === 'src/http/paths.ts')).toBe(true);
+  });
+});
