@@ -60,10 +60,10 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
     mode: config.sandboxes,
     max: config.maxSandboxes,
     idleTimeoutMs: config.sandboxIdleTimeoutMs,
-    create: (state) => world.fork(state),
+    create: (name, state) => world.fork(name, state),
     now: wallClock,
   });
-  for (const s of opened?.persisted?.sandboxes ?? []) sandboxes.restore(s.name, world.fork(s.state), s.createdAt, s.lastUsedAt);
+  for (const s of opened?.persisted?.sandboxes ?? []) sandboxes.restore(s.name, world.fork(s.name, s.state), s.createdAt, s.lastUsedAt);
 
   const logging = options.loggerInstance !== undefined || Boolean(options.logger);
   const app = Fastify({

@@ -167,4 +167,20 @@ describe('logs', () => {
     expect(requests[1].reqId).toEqual(expect.any(String));
     expect(lines.filter((l) => l.reqId === 'trace-42')).toHaveLength(1);
   });
+
+  it('names the sandbox on the line of a request to /sandbox/<name>/, with the path as sent', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const stream = new Writable({
+      write(chunk, _enc, done) {
+        for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    emu = await startEmulator({ fixtures: seed, logger: { level: 'info', stream } });
+    await fetch(`${emu.url}/sandbox/w7/_emulator/health`);
+    await fetch(`${emu.url}/_emulator/health`);
+    const requests = lines.filter((l) => l.msg === 'request');
+    expect(requests[0]).toMatchObject({ sandbox: 'w7', url: '/sandbox/w7/_emulator/health', statusCode: 200 });
+    expect(requests[1]).not.toHaveProperty('sandbox');
+  });
 });

@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { ErrorBodySchema } from './errors.js';
 import type { Config } from '../config.js';
 import { version } from '../config.js';
-import { PATHS, areaOf } from './paths.js';
+import { PATHS, SANDBOX_PREFIX, areaOf } from './paths.js';
 
 export const OPENAPI_PATH = PATHS.openapi;
 export const DOCS_PATH = PATHS.docs;
@@ -27,6 +27,8 @@ const DESCRIPTION = `A stateful emulator of a cloud load-testing service.
 
 Every error answers \`{"statusCode", "error", "message"}\`. The demo session token is \`demo-token\`.
 
+**Sandboxes:** every path here is also served under \`${SANDBOX_PREFIX}<name>\` (1 to 64 characters of A-Z, a-z, 0-9, _ and -) by an isolated world with its own state, clock, tokens, faults and journal, e.g. \`${SANDBOX_PREFIX}w3${PATHS.provisioning}/grid/101\`. Paths without the prefix are the default sandbox. Pick the second server below to try a sandbox here.
+
 **[Open the dashboard](${PATHS.ui}/)** to watch grids come up, move the clock, fire alerts and read the request journal in a browser. Health: [\`${PATHS.health}\`](${PATHS.health}).`;
 
 /**
@@ -46,6 +48,14 @@ export async function installOpenApi(app: FastifyInstance, config: Config): Prom
       // 3.1: schemas are plain JSON Schema, so TypeBox's const and null types stay as they are.
       openapi: '3.1.0',
       info: { title: 'cloud-emulator', version: version(), description: DESCRIPTION },
+      ...(config.sandboxes === 'off'
+        ? {}
+        : {
+            servers: [
+              { url: '/', description: 'the default sandbox' },
+              { url: `${SANDBOX_PREFIX}{sandbox}`, description: 'an isolated sandbox', variables: { sandbox: { default: 'w1' } } },
+            ],
+          }),
       tags: [
         { name: 'Provisioning', description: 'grids, cloud servers, RSDBs, test environments' },
         { name: 'Repository', description: 'tokens and object look-up' },

@@ -1,4 +1,4 @@
-import type { JournalMatcher, JournalQuery, JournalRecord } from '../control/schemas.js';
+import type { JournalMatcher, JournalQuery, JournalRecord } from './journal-schemas.js';
 import { FaultRuleError, compileGlob, type PathMatcher } from './faults.js';
 
 /** Request headers as Node hands them over. */
@@ -203,6 +203,8 @@ export class Journal {
     readonly size: number,
     /** How many bytes of a request body are kept (JOURNAL_BODY_LIMIT_BYTES). */
     readonly bodyLimit = 64 * 1024,
+    /** The sandbox whose journal this is, named on every entry; none for the default world. */
+    readonly sandbox?: string,
   ) {
     this.ids = new Float64Array(size);
     this.times = new Float64Array(size);
@@ -391,6 +393,7 @@ export class Journal {
     const url = this.urls[i];
     const q = url.indexOf('?');
     const entry: JournalRecord = {
+      ...(this.sandbox !== undefined ? { sandbox: this.sandbox } : {}),
       id: this.ids[i],
       time: this.times[i],
       method: this.methods[i],

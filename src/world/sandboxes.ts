@@ -35,7 +35,7 @@ export interface SandboxOptions {
   /** A sandbox nobody used for this long (real time) is removed; 0 keeps them. */
   idleTimeoutMs: number;
   /** A new world from a state (the seed when none is given), its clock forked from the default world's. */
-  create: (state?: State) => World;
+  create: (name: string, state?: State) => World;
   /** Real time, epoch ms: idle timeouts are about people and machines, not emulated time. */
   now: () => number;
 }
@@ -85,7 +85,7 @@ export class Sandboxes {
     if (this.options.mode === 'explicit') {
       throw missing(`no sandbox '${name}': create it with PUT /_emulator/sandboxes/${name} (SANDBOXES=explicit), or start with SANDBOXES=auto`);
     }
-    return this.add(name, this.options.create(), now).world;
+    return this.add(name, this.options.create(name), now).world;
   }
 
   /** Creates `name`, or replaces its whole world; from `state`, else from the seed. */
@@ -94,7 +94,7 @@ export class Sandboxes {
     const now = this.options.now();
     this.sweep(now);
     const existing = this.sandboxes.get(name);
-    const world = this.options.create(state);
+    const world = this.options.create(name, state);
     if (existing) {
       this.sandboxes.set(name, { world, createdAt: existing.createdAt, lastUsedAt: now });
       return { summary: this.summaryOf(name)!, created: false };

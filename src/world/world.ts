@@ -36,10 +36,12 @@ export class World {
     readonly config: Config,
     /** What the world holds at first, when not the seed (a state file, a sandbox's posted state). */
     initial: State = seed,
+    /** The sandbox this world is; none for the default world. */
+    readonly name?: string,
   ) {
     this.current = this.build(structuredClone(initial));
     this.faults = new FaultStore(clock);
-    this.journal = new Journal(config.journalSize, config.journalBodyLimitBytes);
+    this.journal = new Journal(config.journalSize, config.journalBodyLimitBytes, name);
     const { scale, frozen } = clock.status();
     this.startClock = { scale, frozen };
   }
@@ -67,9 +69,9 @@ export class World {
    * started from (or of `state`), and its own clock, starting at this world's current time with
    * the clock settings the process started with.
    */
-  fork(state?: State): World {
+  fork(name: string, state?: State): World {
     const clock = new EmulatorClock({ start: this.clock.now(), scale: this.startClock.scale, frozen: this.startClock.frozen });
-    return new World(this.seed, clock, this.config, state);
+    return new World(this.seed, clock, this.config, state, name);
   }
 
   /** Replaces the whole state (already validated). */

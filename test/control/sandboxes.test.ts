@@ -83,7 +83,10 @@ describe('the /sandbox/<name> prefix', () => {
     expect((await call(a, { url: under('w1', `${CLOUD}/grid/101`), headers: DEMO })).status).toBe(200);
 
     const journal = async (name: string | null) =>
-      (await call(a, { url: under(name, '/_emulator/journal') })).body.entries as Array<{ status: number; method: string }>;
+      (await call(a, { url: under(name, '/_emulator/journal') })).body.entries as Array<{ status: number; method: string; sandbox?: string }>;
+    // Every entry names its sandbox; the default world's name none.
+    expect((await journal('w2')).every((e) => e.sandbox === 'w2')).toBe(true);
+    expect((await journal(null)).some((e) => 'sandbox' in e)).toBe(false);
     // The fault answered in w2 only: its 503 is in w2's journal and in nobody else's.
     expect((await journal('w2')).some((e) => e.status === 503)).toBe(true);
     expect((await journal(null)).some((e) => e.status === 503)).toBe(false);

@@ -63,6 +63,16 @@ describe('the OpenAPI document', () => {
     await expect(SwaggerParser.validate(structuredClone(doc) as never)).resolves.toBeTruthy();
   });
 
+  it('describes the /sandbox/<name> prefix, as a second server and in words', async () => {
+    ({ app } = await makeDemoApp());
+    const doc = (await documentOf(app)) as Document & { servers?: Array<{ url: string }>; info: { description: string } };
+    expect(doc.servers?.map((s) => s.url)).toEqual(['/', '/sandbox/{sandbox}']);
+    expect(doc.info.description).toContain('/sandbox/<name>');
+    await app.close();
+    ({ app } = await makeDemoApp({ sandboxes: 'off' }));
+    expect(((await documentOf(app)) as { servers?: unknown }).servers).toBeUndefined();
+  });
+
   it('covers the three interfaces, the Repository calls and the control API', async () => {
     ({ app } = await makeDemoApp());
     const doc = await documentOf(app);

@@ -12,7 +12,7 @@ const seed = parseState({ ...emptyState(), ...authSeed(), domains: [{ id: 1, nam
 function registry(mode: SandboxMode = 'auto', max = 3, idleTimeoutMs = 60_000) {
   const main = new World(seed, new ManualClock(T0), loadConfig());
   let realNow = 1_000;
-  const sandboxes = new Sandboxes({ mode, max, idleTimeoutMs, create: (state) => main.fork(state), now: () => realNow });
+  const sandboxes = new Sandboxes({ mode, max, idleTimeoutMs, create: (name, state) => main.fork(name, state), now: () => realNow });
   return { main, sandboxes, pass: (ms: number) => (realNow += ms) };
 }
 
