@@ -7,9 +7,10 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ErrorBodySchema, installErrorHandling, notFound } from '../http/errors.js';
-import { AREAS, PATHS } from '../http/paths.js';
+import { AREAS, PATHS, SANDBOX_PREFIX } from '../http/paths.js';
 import { allowOnly } from '../http/routing.js';
 import { codeRoot, packageRoot } from '../core/package-root.cjs';
+import { SANDBOX_NAME, SANDBOX_NAME_RULE } from '../world/sandboxes.js';
 
 export const UI_PREFIX = PATHS.ui;
 
@@ -56,12 +57,19 @@ const SECURITY_HEADERS = {
   'referrer-policy': 'no-referrer',
 };
 
+export interface PageSettings {
+  paths: typeof PATHS;
+  areas: typeof AREAS;
+  /** Where sandboxes live and what names they take, for the page's sandbox picker. */
+  sandboxes: { prefix: string; name: string; rule: string };
+}
+
 /**
- * What the page needs to know of the server's layout: every path prefix, and who may call
- * what under it. The page reads this instead of keeping its own copy.
+ * What the page needs to know of the server's layout: every path prefix, who may call what
+ * under it, and how sandboxes are named. The page reads this instead of keeping its own copy.
  */
-export function pageSettings(): { paths: typeof PATHS; areas: typeof AREAS } {
-  return { paths: PATHS, areas: AREAS };
+export function pageSettings(): PageSettings {
+  return { paths: PATHS, areas: AREAS, sandboxes: { prefix: SANDBOX_PREFIX, name: SANDBOX_NAME.source, rule: SANDBOX_NAME_RULE } };
 }
 
 const FileParamsSchema = Type.Object({ file: Type.String({ description: 'name of a file of the page' }) });

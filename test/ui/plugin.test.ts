@@ -4,7 +4,8 @@ import { makeApp } from '../helpers/app.js';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pageFiles } from '../../src/ui/plugin.js';
-import { AREAS, PATHS, areaOf } from '../../src/http/paths.js';
+import { AREAS, PATHS, SANDBOX_PREFIX, areaOf } from '../../src/http/paths.js';
+import { SANDBOX_NAME, SANDBOX_NAME_RULE } from '../../src/world/sandboxes.js';
 import { areaIn } from '../../src/ui/static/areas.js';
 
 const UI = '/_emulator/ui';
@@ -121,7 +122,8 @@ describe('dashboard files', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(res.headers['content-security-policy']).toContain("default-src 'self'");
-    expect(res.json()).toEqual({ paths: PATHS, areas: AREAS });
+    expect(res.json()).toEqual({ paths: PATHS, areas: AREAS, sandboxes: { prefix: SANDBOX_PREFIX, name: SANDBOX_NAME.source, rule: SANDBOX_NAME_RULE } });
+    expect(new RegExp(res.json().sandboxes.name).test('w1')).toBe(true);
     const again = await app.inject({ url: `${UI}/paths.json`, headers: { 'if-none-match': res.headers.etag as string } });
     expect(again.statusCode).toBe(304);
     const post = await app.inject({ method: 'POST', url: `${UI}/paths.json` });
@@ -146,6 +148,15 @@ describe('dashboard files', () => {
       const server = areaOf(path);
       expect(areaIn(AREAS, path) ?? null, path).toEqual(AREAS.includes(server) ? server : null);
     }
+  });
+
+  it('is served under /sandbox/<name>/ too, paths.json and all, by that sandbox', async () => {
+    ({ app } = await makeApp());
+    for (const file of ['', 'app.js', 'paths.json']) {
+      expect((await app.inject({ url: `/sandbox/w1${UI}/${file}` })).statusCode, file).toBe(200);
+    }
+    const settings = (await app.inject({ url: `/sandbox/w1${UI}/paths.json` })).json();
+    expect(settings).toEqual((await app.inject({ url: `${UI}/paths.json` })).json());
   });
 
   it('is not recorded in the request journal', async () => {

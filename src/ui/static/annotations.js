@@ -92,7 +92,10 @@ function renderAnnotations() {
 
 /** A tick step that gives a handful of labels across `span` ms. */
 function tickStep(span) {
-  const steps = [60e3, 5 * 60e3, 15 * 60e3, 3600e3, 3 * 3600e3, 6 * 3600e3, 12 * 3600e3, 86400e3, 2 * 86400e3, 7 * 86400e3, 14 * 86400e3, 30 * 86400e3, 365 * 86400e3];
+  const steps = [
+    60e3, 5 * 60e3, 15 * 60e3, 3600e3, 3 * 3600e3, 6 * 3600e3, 12 * 3600e3,
+    86400e3, 2 * 86400e3, 7 * 86400e3, 14 * 86400e3, 30 * 86400e3, 365 * 86400e3,
+  ];
   return steps.find((step) => span / step <= 7) ?? steps[steps.length - 1];
 }
 

@@ -1,7 +1,7 @@
 // Talking to the emulator: one request helper that carries the right credentials, and the
 // dialogs that ask for them.
 import { $ } from './dom.js';
-import { PATHS, isControl, needsSession, urlOf } from './paths.js';
+import { PATHS, SANDBOX, defaultUrlOf, isControl, needsSession, urlOf } from './paths.js';
 
 const DEMO_USER = { userName: 'demo@example.com', password: 'demo' };
 
@@ -19,21 +19,26 @@ export class ApiFailure extends Error {
   }
 }
 
+// Each world has its own sessions, so each keeps its own token in the tab; the admin token is
+// one for the whole emulator.
+const sessionKey = (key) => (SANDBOX === null ? `ce.${key}` : `ce.sandbox.${SANDBOX}.${key}`);
+
 export const auth = {
-  token: sessionStorage.getItem('ce.token'),
-  user: sessionStorage.getItem('ce.user') || null,
+  token: sessionStorage.getItem(sessionKey('token')),
+  user: sessionStorage.getItem(sessionKey('user')) || null,
   /** Kept in memory only, to sign in again after a reset drops the session. */
   credentials: DEMO_USER,
   admin: sessionStorage.getItem('ce.admin'),
 };
 
 /**
- * One request to an emulator path ("/_emulator/clock"). Control calls carry the admin token
- * once one was asked for; interface calls carry X-Auth-Token. A 401 asks for what is missing
- * (once, shared by every caller) and the call is tried again.
+ * One request to an emulator path ("/_emulator/clock"), in the world this page drives, or in
+ * the default one with `inDefault` (where sandboxes are managed). Control calls carry the
+ * admin token once one was asked for; interface calls carry X-Auth-Token. A 401 asks for what
+ * is missing (once, shared by every caller) and the call is tried again.
  */
-export async function api(method, path, { body, query, retried = false } = {}) {
-  const url = urlOf(path);
+export async function api(method, path, { body, query, inDefault = false, retried = false } = {}) {
+  const url = inDefault ? defaultUrlOf(path) : urlOf(path);
   for (const [key, value] of Object.entries(query ?? {})) {
     if (value !== undefined && value !== null && value !== '') url.searchParams.set(key, String(value));
   }
@@ -64,12 +69,12 @@ export async function api(method, path, { body, query, retried = false } = {}) {
   if (response.status === 401 && !retried) {
     if (isControl(path)) {
       await askAdminToken(auth.admin ? `The admin token was refused: ${message}` : '');
-      return api(method, path, { body, query, retried: true });
+      return api(method, path, { body, query, inDefault, retried: true });
     }
     if (needsSession(path)) {
       auth.token = null;
       await signIn();
-      return api(method, path, { body, query, retried: true });
+      return api(method, path, { body, query, inDefault, retried: true });
     }
   }
   throw new ApiFailure(response.status, message, method, path);
@@ -79,8 +84,8 @@ export async function api(method, path, { body, query, retried = false } = {}) {
 function rememberSession(token, user) {
   auth.token = token;
   auth.user = user;
-  sessionStorage.setItem('ce.token', token);
-  sessionStorage.setItem('ce.user', user ?? '');
+  sessionStorage.setItem(sessionKey('token'), token);
+  sessionStorage.setItem(sessionKey('user'), user ?? '');
   showUser();
 }
 
@@ -118,18 +123,22 @@ export function signIn() {
 /**
  * Shows a dialog until `submit` accepts what was typed (it returns nothing) or explains why
  * not (it returns the text to show). Resolves true once accepted; false if the user escaped a
- * `cancellable` one. Without a token the page can do nothing, so the others cannot be escaped.
+ * `cancellable` one (or pressed its [data-cancel] button). Without a token the page can do
+ * nothing, so the others cannot be escaped.
  */
-function dialogUntil(dialog, form, errorEl, message, submit, { cancellable = false } = {}) {
+export function dialogUntil(dialog, form, errorEl, message, submit, { cancellable = false } = {}) {
   return new Promise((resolve) => {
     errorEl.hidden = !message;
     errorEl.textContent = message;
+    const cancelButton = form.querySelector('[data-cancel]');
     const finish = (accepted) => {
       form.removeEventListener('submit', onSubmit);
       dialog.removeEventListener('cancel', onCancel);
+      cancelButton?.removeEventListener('click', onCancelButton);
       dialog.close();
       resolve(accepted);
     };
+    const onCancelButton = () => cancellable && finish(false);
     const onSubmit = async (event) => {
       event.preventDefault();
       const problem = await submit(new FormData(form));
@@ -143,6 +152,7 @@ function dialogUntil(dialog, form, errorEl, message, submit, { cancellable = fal
     };
     form.addEventListener('submit', onSubmit);
     dialog.addEventListener('cancel', onCancel);
+    cancelButton?.addEventListener('click', onCancelButton);
     if (!dialog.open) dialog.showModal();
     form.querySelector('input')?.focus();
   });

@@ -2,8 +2,9 @@
 // client like any other: it reads and steers the emulator only through the public control
 // API and the three emulated interfaces, which is also what it demonstrates.
 //
-// api.js talks to the emulator, paths.js knows where (from the server), model.js holds what
-// was read, refresh.js polls, and each panel has its module.
+// api.js talks to the emulator, paths.js knows where (from the server) and which world (the
+// default one, or the sandbox the page was loaded under), model.js holds what was read,
+// refresh.js polls, sandboxes.js is the picker, and each panel has its module.
 import { auth, showUser } from './api.js';
 import { fillStartTime, resetAnnotationForm, wireAnnotations } from './annotations.js';
 import { wireClock } from './clock.js';
@@ -12,9 +13,11 @@ import { wireFaults } from './faults.js';
 import { wireJournal } from './journal.js';
 import { poll } from './poll.js';
 import { startPolling } from './refresh.js';
+import { wireSandboxes } from './sandboxes.js';
 import { wireSession } from './session.js';
 
 validateOnceTouched();
+wireSandboxes();
 wireClock();
 wireAnnotations();
 wireFaults();

@@ -1,8 +1,13 @@
 // Where everything lives, as the server says: its path prefixes and who may call what
-// (GET paths.json beside this page, made from the table the server's own guards use).
+// (GET paths.json beside this page, made from the table the server's own guards use); and
+// which world this page drives, from where it was loaded (base.js).
 import { areaIn } from './areas.js';
+import { pageBase, pagePath } from './base.js';
 
-const settingsUrl = new URL('paths.json', import.meta.url);
+// The folder the page was loaded from: relative, so that the settings come from the same
+// world and through the same proxy as the page.
+const folder = new URL('./', location.href);
+const settingsUrl = new URL('paths.json', folder);
 const settings = await fetch(settingsUrl, { headers: { accept: 'application/json' } })
   .then((response) => (response.ok ? response.json() : Promise.reject(new Error(`${response.status} ${response.statusText}`))))
   .catch((err) => {
@@ -18,14 +23,28 @@ const settings = await fetch(settingsUrl, { headers: { accept: 'application/json
 /** provisioning, repository, annotations, alerts, control, ui, ...: each a path such as "/_emulator". */
 export const PATHS = settings.paths;
 
-/**
- * The emulator's root: the page is served at <root><PATHS.ui>/, so a proxy that adds a path
- * prefix in front of the emulator keeps the page working.
- */
-export const ROOT = new URL('../'.repeat(PATHS.ui.split('/').filter(Boolean).length), settingsUrl);
+/** The prefix sandboxes live under ("/sandbox/"), the rule their names follow, and that rule in words. */
+export const SANDBOXES = { prefix: settings.sandboxes.prefix, name: new RegExp(settings.sandboxes.name), rule: settings.sandboxes.rule };
 
-/** The URL of an emulator path ("/_emulator/clock"). */
+const base = pageBase(folder.pathname, PATHS.ui, SANDBOXES.prefix, SANDBOXES.name);
+
+/** The sandbox this page drives; null for the default world. */
+export const SANDBOX = base.sandbox;
+
+/** The root every call of the page goes under: "/" (or a proxy's prefix), or ".../sandbox/<name>/". */
+export const ROOT = new URL(base.root, folder);
+
+/** The default world's root, where sandboxes are listed, created and deleted. */
+const DEFAULT_ROOT = new URL(base.defaultRoot, folder);
+
+/** The URL of an emulator path ("/_emulator/clock") in this page's world. */
 export const urlOf = (path) => new URL(path.replace(/^\//, ''), ROOT);
+
+/** The URL of an emulator path in the default world, whichever world the page drives. */
+export const defaultUrlOf = (path) => new URL(path.replace(/^\//, ''), DEFAULT_ROOT);
+
+/** The URL of the page that drives `sandbox` (null: the default world). */
+export const pageUrlOf = (sandbox) => new URL(pagePath(base.defaultRoot, PATHS.ui, SANDBOXES.prefix, sandbox), folder);
 
 const areaOf = (path) => areaIn(settings.areas, path);
 

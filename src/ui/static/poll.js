@@ -10,6 +10,7 @@ import { journalQuery, renderJournal } from './journal.js';
 import { model, onForget } from './model.js';
 import { PATHS } from './paths.js';
 import { readChangedResources, renderResources } from './resources.js';
+import { maybeReadSandboxes } from './sandboxes.js';
 
 const RETRY_MS = 10_000;
 let catalogRetryAt = 0;
@@ -58,6 +59,7 @@ export async function poll() {
   }
   await attempt(readChangedResources);
   await attempt(() => maybeReloadAnnotations(annotationMarks));
+  await attempt(maybeReadSandboxes);
   for (const problem of problems) notifyOnce(`could not read: ${problem.describe()}`);
 
   renderClock();

@@ -10,6 +10,9 @@ let ticking = false;
 let timer = null;
 /** Set when a refresh is asked for during a poll: that poll's answers may predate the change. */
 let again = false;
+let stopped = false;
+/** Settles when the poll under way (if any) has ended. */
+let current = Promise.resolve();
 
 /** Starts polling with `fn`, which reads the emulator and draws what it read. */
 export function startPolling(fn) {
@@ -18,7 +21,23 @@ export function startPolling(fn) {
   return tick();
 }
 
+/**
+ * Stops polling; resolves once the poll under way has ended, so that no request of this page
+ * reaches the emulator after it (in SANDBOXES=auto, a request re-creates a deleted sandbox).
+ */
+export function stopPolling() {
+  stopped = true;
+  clearTimeout(timer);
+  return current;
+}
+
+export function resumePolling() {
+  stopped = false;
+  refreshSoon();
+}
+
 export function refreshSoon() {
+  if (stopped) return;
   if (ticking) {
     again = true;
     return;
@@ -33,10 +52,15 @@ function setLive(ok, text) {
   el.textContent = text ?? (ok ? 'live' : 'emulator not answering');
 }
 
-async function tick() {
+function tick() {
   clearTimeout(timer);
-  if (ticking) return;
+  if (ticking || stopped) return current;
   ticking = true;
+  current = pollOnce();
+  return current;
+}
+
+async function pollOnce() {
   try {
     if (!document.hidden) await poll();
     setLive(true);
@@ -48,7 +72,7 @@ async function tick() {
     }
   } finally {
     ticking = false;
-    timer = setTimeout(tick, again ? 30 : POLL_MS);
+    if (!stopped) timer = setTimeout(tick, again ? 30 : POLL_MS);
     again = false;
   }
 }
