@@ -12,7 +12,8 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 /**
  * Every setting, with the environment variable it comes from (`env`), its default and a
- * description. This one schema drives validation, `--help`, and the README's table.
+ * description. This one schema drives validation, `--help`, and the table of
+ * docs/configuration.md.
  */
 export const ConfigSchema = Type.Object({
   port: Type.Integer({ env: 'PORT', flag: 'port', minimum: 0, maximum: 65535, default: 8080, description: 'TCP port to listen on (0 picks a free one)' }),

@@ -116,7 +116,7 @@ API reference once started: http://HOST:PORT/_emulator/docs
 `;
 }
 
-/** The README's configuration table, as Markdown. */
+/** The configuration table of docs/configuration.md, as Markdown. */
 export function configTable(): string {
   // Markdown: a | ends a cell and <token> would be read as an HTML tag.
   const escape = (text: string) => text.replace(/\|/g, '\\|').replace(/</g, '&lt;').replace(/>/g, '&gt;');

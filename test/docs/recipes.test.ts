@@ -2,13 +2,14 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ManualClock, startEmulator } from '../../src/index.js';
 import { ROOT, blocks, read } from './markdown.js';
 
 /**
  * The test-framework recipes of docs/testing-recipes.md that can run here do: the vitest
- * recipe as a test file of this suite, the pytest recipe with Python against an embedded
+ * recipe as a test file of this suite, the vitest recipe of one sandbox per worker the same
+ * way against an embedded emulator, the pytest recipe with Python against an embedded
  * emulator when Python has pytest and requests.
  */
 
@@ -28,6 +29,31 @@ mkdirSync(folder, { recursive: true });
 const file = join(folder, 'vitest-recipe.ts');
 writeFileSync(file, vitestRecipe.replace("from 'cloud-emulator'", `from ${JSON.stringify(join(ROOT, 'src', 'index.ts'))}`));
 await import(file);
+
+// The sandbox-per-worker recipe, against one emulator started here as its global setup would
+// start it; the recipe reads EMULATOR_URL once, when it is imported, and VITEST_POOL_ID, which
+// vitest sets in every worker.
+const sandboxRecipe = recipe('vitest-sandbox');
+if (!sandboxRecipe.includes('process.env.VITEST_POOL_ID')) throw new Error(`${PAGE}: the sandbox recipe no longer names its sandbox after VITEST_POOL_ID`);
+const sandboxFile = join(folder, 'vitest-sandbox-recipe.ts');
+writeFileSync(sandboxFile, sandboxRecipe);
+const shared = await startEmulator({ clock: new ManualClock() });
+afterAll(() => shared.close());
+const before = process.env.EMULATOR_URL;
+process.env.EMULATOR_URL = shared.url;
+try {
+  await import(sandboxFile);
+} finally {
+  if (before === undefined) delete process.env.EMULATOR_URL;
+  else process.env.EMULATOR_URL = before;
+}
+
+describe('the sandbox-per-worker recipe', () => {
+  it("worked in the worker's own sandbox, not in the default world", async () => {
+    const list = (await (await fetch(`${shared.url}/_emulator/sandboxes`)).json()) as { sandboxes: Array<{ name: string }> };
+    expect(list.sandboxes.map((s) => s.name)).toEqual([process.env.VITEST_POOL_ID]);
+  });
+});
 
 const python = spawnSync('python3', ['-c', 'import pytest, requests'], { stdio: 'ignore' }).status === 0;
 
