@@ -60,7 +60,9 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
     mode: config.sandboxes,
     max: config.maxSandboxes,
     idleTimeoutMs: config.sandboxIdleTimeoutMs,
-    create: (name, state) => world.fork(name, state),
+    // A new sandbox copies what the process started with: the state file's state when there
+    // was one, else the fixtures. Its reset goes back to the fixtures, as the default world's does.
+    create: (name, state) => world.fork(name, state ?? opened?.persisted?.state),
     now: wallClock,
   });
   for (const s of opened?.persisted?.sandboxes ?? []) sandboxes.restore(s.name, world.fork(s.name, s.state), s.createdAt, s.lastUsedAt);
