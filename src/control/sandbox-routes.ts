@@ -27,6 +27,16 @@ export const SandboxListSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * The name as sent: spelled with escapes (w%33), it is refused as in /sandbox/<name>/, where
+ * names are never decoded, so one name never reaches two sandboxes.
+ */
+function nameOf(request: { url: string; params: { name: string } }): string {
+  const sent = request.url.split(/[?#]/)[0].split('/').pop() ?? '';
+  if (sent !== request.params.name) throw invalid(`sandbox name '${sent.slice(0, 80)}' is not valid: use ${SANDBOX_NAME_RULE}`);
+  return request.params.name;
+}
+
 const NameParamsSchema = Type.Object({ name: Type.String({ description: SANDBOX_NAME_RULE }) });
 
 /**
@@ -56,8 +66,8 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandboxes: Sandboxes }> 
     '/sandboxes/:name',
     { schema: { tags: ['Control'], summary: "One sandbox's summary", params: NameParamsSchema, response: { 200: SandboxSummarySchema, 404: ErrorBodySchema } } },
     async (request) => {
-      const summary = sandboxes.summaryOf(request.params.name);
-      if (!summary) throw missing(`no sandbox '${request.params.name}'`);
+      const summary = sandboxes.summaryOf(nameOf(request));
+      if (!summary) throw missing(`no sandbox '${nameOf(request)}'`);
       return summary;
     },
   );
@@ -84,7 +94,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandboxes: Sandboxes }> 
         if (typeof body !== 'object' || Array.isArray(body)) throw invalid('body: expected a JSON object with the state sections (users, tokens, grids, ...), or no body for the seed');
         state = parseState(body, 'body');
       }
-      const { summary, created } = sandboxes.put(request.params.name, state);
+      const { summary, created } = sandboxes.put(nameOf(request), state);
       return reply.code(created ? 201 : 200).send(summary);
     },
   );
@@ -94,7 +104,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandboxes: Sandboxes }> 
     '/sandboxes/:name',
     { schema: { tags: ['Control'], summary: 'Delete a sandbox', params: NameParamsSchema, response: { 204: Type.Null(), 404: ErrorBodySchema } } },
     async (request, reply) => {
-      if (!sandboxes.delete(request.params.name)) throw missing(`no sandbox '${request.params.name}'`);
+      if (!sandboxes.delete(nameOf(request))) throw missing(`no sandbox '${nameOf(request)}'`);
       return reply.code(204).send(null);
     },
   );

@@ -87,7 +87,9 @@ export function installErrorHandling(app: FastifyInstance, style: ErrorStyle): v
         return sendError(
           reply,
           style.unsupportedMediaType,
-          `unsupported Content-Type '${request.headers['content-type'] ?? ''}': send application/json`,
+          request.headers['content-type'] === undefined
+            ? 'the request has no Content-Type: send the body as application/json'
+            : `unsupported Content-Type '${request.headers['content-type']}': send application/json`,
         );
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
         return sendError(reply, 400, 'the body is empty but Content-Type is application/json');

@@ -91,7 +91,18 @@ export const homeRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(HOME_PATH, { schema: { hide: true } }, async (request, reply) => {
     reply.headers({ vary: 'Accept', 'cache-control': 'no-cache' });
-    if (!prefersHtml(request.headers.accept)) return reply.type('application/json; charset=utf-8').send(JSON.stringify(json));
+    const sandbox = request.sandbox;
+    if (!prefersHtml(request.headers.accept)) {
+      if (sandbox === null) return reply.type('application/json; charset=utf-8').send(JSON.stringify(json));
+      // Under /sandbox/<name>, every link leads into the same sandbox.
+      const prefix = `/sandbox/${sandbox}`;
+      const within = (links: Record<string, string>) => Object.fromEntries(Object.entries(links).map(([k, v]) => [k, `${prefix}${v}`]));
+      return reply.type('application/json; charset=utf-8').send(JSON.stringify({ ...json, links: within(LINKS), interfaces: within(INTERFACES) }));
+    }
+    // The page's links are relative: from /sandbox/<name> without the slash they would leave
+    // the sandbox, so the page is served from the folder form.
+    const path = request.originalUrl.split('?')[0];
+    if (sandbox !== null && !path.endsWith('/')) return reply.redirect(`${path}/`, 308);
     return reply.headers(SECURITY_HEADERS).type('text/html; charset=utf-8').send(html);
   });
   allowOnly(app, HOME_PATH, ['GET']);

@@ -204,6 +204,23 @@ describe('managing sandboxes', () => {
     expect(await gridState(a, 'w1')).toBe('LOADED');
   });
 
+  it('refuses an escaped name in the management paths too, so one name never reaches two sandboxes', async () => {
+    const a = await demo();
+    const res = await call(a, { method: 'PUT', url: '/_emulator/sandboxes/w%33' });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toContain('1 to 64 characters');
+    expect((await call(a, { url: '/_emulator/sandboxes' })).body.sandboxes).toEqual([]);
+  });
+
+  it('the home page under a sandbox links into that sandbox', async () => {
+    const a = await demo();
+    const json = await call(a, { url: '/sandbox/w1/', headers: { accept: 'application/json' } });
+    expect(json.body.links.dashboard).toBe('/sandbox/w1/_emulator/ui/');
+    const html = await a.inject({ url: '/sandbox/w1', headers: { accept: 'text/html' } });
+    expect(html.statusCode).toBe(308);
+    expect(html.headers.location).toBe('/sandbox/w1/');
+  });
+
   it('management is only on the default world; under a sandbox it does not exist', async () => {
     const a = await demo();
     expect((await call(a, { url: under('w1', '/_emulator/sandboxes') })).status).toBe(404);
