@@ -37,6 +37,7 @@ import type { Alert } from '../alerts/schemas.js';
 import type { FixtureFileSchema, State } from '../world/state.js';
 import type { ErrorBody } from '../http/errors.js';
 import { PATHS } from '../http/paths.js';
+import type { SandboxListSchema, SandboxSummarySchema } from '../control/sandbox-routes.js';
 
 export type Health = Static<typeof HealthSchema>;
 export type ResetResult = Static<typeof ResetResultSchema>;
@@ -67,22 +68,10 @@ export type {
   State,
 };
 
-/**
- * One sandbox as `GET /_emulator/sandboxes` lists it. (The sandbox routes have no schema of
- * their own to derive this from yet; this follows their published contract.)
- */
-export interface SandboxInfo {
-  name: string;
-  createdAt: number;
-  lastUsedAt: number;
-  counts: Record<string, number>;
-}
-
-export interface SandboxList {
-  sandboxes: SandboxInfo[];
-  /** How many sandboxes the emulator holds at most. */
-  max: number;
-}
+/** One sandbox as `GET /_emulator/sandboxes` lists it. */
+export type SandboxInfo = Static<typeof SandboxSummarySchema>;
+/** Every sandbox, MAX_SANDBOXES and the SANDBOXES mode. */
+export type SandboxList = Static<typeof SandboxListSchema>;
 
 export interface EmulatorClientOptions {
   /** ADMIN_TOKEN of the emulator, sent as `Authorization: Bearer <token>` on every control call. */

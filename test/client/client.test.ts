@@ -106,6 +106,18 @@ describe('EmulatorClient against a running emulator', () => {
     await expect(nowhere.health()).rejects.toMatchObject({ name: 'EmulatorError', status: 0 });
   });
 
+  it('creates, lists, drives and deletes sandboxes on a running emulator, each on its own clock', async () => {
+    const w1 = await client.createSandbox('client-w1');
+    expect((await client.getSandbox('client-w1')).name).toBe('client-w1');
+    expect((await client.sandboxes()).sandboxes.map((s) => s.name)).toContain('client-w1');
+    const before = (await client.clock()).now;
+    await w1.advance(60_000);
+    expect((await w1.clock()).now).toBe(before + 60_000);
+    expect((await client.clock()).now).toBe(before);
+    await client.deleteSandbox('client-w1');
+    await expect(client.getSandbox('client-w1')).rejects.toMatchObject({ name: 'EmulatorError', status: 404 });
+  });
+
   it('binds to a sandbox: base URL plus /sandbox/<name>, while sandbox management stays on the root', async () => {
     const calls: string[] = [];
     const recording: typeof fetch = async (input, init) => {
