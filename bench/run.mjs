@@ -11,6 +11,9 @@
 //   BENCH_STARTS       start-ups measured per seed, median reported (default 10)
 //   BENCH_RESETS       resets measured, median reported (default 100)
 //   BENCH_ONLY         comma-separated case ids to run (default: all)
+//   BENCH_PARTS        comma-separated parts to run: startup, throughput, reset, sandboxes (default: all)
+//   BENCH_SANDBOX_OPS  sandbox creates (and as many deletes) timed over HTTP (default 500)
+//   BENCH_SANDBOX_ROUNDS  alternating rounds of the sandbox/default-world grid read (default 5)
 //   BENCH_SERVER       the server entry to run (default dist/cli/server.js)
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -31,6 +34,7 @@ import {
   sleep,
   startProcess,
 } from './lib.mjs';
+import { sandboxBench } from './sandboxes.mjs';
 import {
   ALERT_UID,
   ANNOTATION_BASE,
@@ -48,6 +52,13 @@ const CONNECTIONS = Math.round(num('BENCH_CONNECTIONS', 10));
 const STARTS = Math.round(num('BENCH_STARTS', 10));
 const RESETS = Math.round(num('BENCH_RESETS', 100));
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((s) => s.trim())) : undefined;
+const SANDBOX_OPS = Math.round(num('BENCH_SANDBOX_OPS', 500));
+const SANDBOX_ROUNDS = Math.max(1, Math.round(num('BENCH_SANDBOX_ROUNDS', 5)));
+const ALL_PARTS = ['startup', 'throughput', 'reset', 'sandboxes'];
+const PARTS = new Set(process.env.BENCH_PARTS ? process.env.BENCH_PARTS.split(',').map((s) => s.trim()) : ALL_PARTS);
+for (const part of PARTS) {
+  if (!ALL_PARTS.includes(part)) throw new Error(`BENCH_PARTS: unknown part '${part}' (known: ${ALL_PARTS.join(', ')})`);
+}
 
 const LARGE = { grids: 1000, annotations: 100_000, domains: 10 };
 const CLOUD = '/concerto/services/rest/CloudService/v1';
@@ -177,54 +188,88 @@ async function main() {
   const work = mkdtempSync(join(tmpdir(), 'cloud-emulator-bench-'));
   try {
     const largeDir = join(work, 'large-seed');
-    const t = performance.now();
-    writeSeed(largeDir, LARGE);
-    log(`large seed written (${LARGE.annotations} annotations, ${LARGE.grids} grids) in ${Math.round(performance.now() - t)} ms`);
     const serverEnv = { FIXTURES_DIR: largeDir, RATE_LIMIT_MAX: NO_LIMIT };
+    if (PARTS.has('startup') || PARTS.has('throughput') || PARTS.has('reset')) {
+      const t = performance.now();
+      writeSeed(largeDir, LARGE);
+      log(`large seed written (${LARGE.annotations} annotations, ${LARGE.grids} grids) in ${Math.round(performance.now() - t)} ms`);
+    }
+    const yes = (ok) => (ok ? 'yes' : 'NO');
+    const otherRows = [];
 
     // --- Start-up and memory -------------------------------------------------------------
-    log('start-up (spawn to first healthy answer):');
-    const demoStart = await startups('demo seed', {});
-    const largeStart = await startups('large seed', serverEnv);
-    const baseFile = join(work, 'health.json');
-    writeFileSync(baseFile, '{"status":"ok"}');
-    const bareStart = await startups('bare Fastify', { BODY_FILE: baseFile }, BASELINE_ENTRY);
+    if (PARTS.has('startup')) {
+      log('start-up (spawn to first healthy answer):');
+      const demoStart = await startups('demo seed', {});
+      const largeStart = await startups('large seed', serverEnv);
+      const baseFile = join(work, 'health.json');
+      writeFileSync(baseFile, '{"status":"ok"}');
+      const bareStart = await startups('bare Fastify', { BODY_FILE: baseFile }, BASELINE_ENTRY);
 
-    const demo = await startProcess({ env: {} });
-    const demoRss = await idleRss(demo);
-    await demo.stop();
+      const demo = await startProcess({ env: {} });
+      const demoRss = await idleRss(demo);
+      await demo.stop();
+      otherRows.push(
+        ['Start to healthy, demo seed', fmt.ms(demoStart.median), `median of ${STARTS} (min ${fmt.ms(demoStart.min)}, max ${fmt.ms(demoStart.max)})`, '< 500 ms', yes(demoStart.median < 500)],
+        ['Start to healthy, large seed', fmt.ms(largeStart.median), `median of ${STARTS} (min ${fmt.ms(largeStart.min)}, max ${fmt.ms(largeStart.max)})`, '-', '-'],
+        ['Start to healthy, bare Fastify (reference)', fmt.ms(bareStart.median), `median of ${STARTS}`, '-', '-'],
+        ['RSS idle, demo seed', fmt.mib(demoRss), 'VmRSS 3 s after healthy', '< 100 MB', yes(demoRss < 100)],
+      );
+    }
 
     // --- Throughput ------------------------------------------------------------------------
-    const server = await startProcess({ env: serverEnv });
-    const largeRss = await idleRss(server);
     const results = [];
-    try {
-      for (const spec of CASES) {
-        log(`case ${spec.id} ...`);
-        const result = await measureCase(server, spec, work);
-        log(`  emulator ${fmt.int(result.emulator.rps)} req/s, baseline ${fmt.int(result.baseline.rps)} req/s`);
-        results.push(result);
+    if (PARTS.has('throughput')) {
+      const server = await startProcess({ env: serverEnv });
+      const largeRss = await idleRss(server);
+      otherRows.push(['RSS after loading the large seed', fmt.mib(largeRss), 'VmRSS 3 s after healthy', '-', '-']);
+      try {
+        for (const spec of CASES) {
+          log(`case ${spec.id} ...`);
+          const result = await measureCase(server, spec, work);
+          log(`  emulator ${fmt.int(result.emulator.rps)} req/s, baseline ${fmt.int(result.baseline.rps)} req/s`);
+          results.push(result);
+        }
+      } finally {
+        await server.stop();
       }
-    } finally {
-      await server.stop();
     }
 
     // --- Reset on the large seed -----------------------------------------------------------
-    const resetServer = await startProcess({ env: serverEnv });
-    const resetTimes = [];
-    let afterResetsRss;
-    try {
-      for (let i = 0; i < RESETS; i++) {
-        const t0 = performance.now();
-        const res = await request(resetServer.port, { method: 'POST', path: '/_emulator/reset', timeoutMs: 60_000 });
-        resetTimes.push(performance.now() - t0);
-        if (res.status !== 200) throw new Error(`reset answered ${res.status}: ${res.text.slice(0, 300)}`);
+    if (PARTS.has('reset')) {
+      const resetServer = await startProcess({ env: serverEnv });
+      const resetTimes = [];
+      let afterResetsRss;
+      try {
+        for (let i = 0; i < RESETS; i++) {
+          const t0 = performance.now();
+          const res = await request(resetServer.port, { method: 'POST', path: '/_emulator/reset', timeoutMs: 60_000 });
+          resetTimes.push(performance.now() - t0);
+          if (res.status !== 200) throw new Error(`reset answered ${res.status}: ${res.text.slice(0, 300)}`);
+        }
+      } finally {
+        afterResetsRss = rssMiB(resetServer.pid);
+        await resetServer.stop();
       }
-    } finally {
-      afterResetsRss = rssMiB(resetServer.pid);
-      await resetServer.stop();
+      log(`reset: median ${fmt.ms(median(resetTimes))}`);
+      otherRows.push(
+        [`RSS after ${RESETS} resets, large seed`, fmt.mib(afterResetsRss), `after ${RESETS} resets`, '-', '-'],
+        ['POST /_emulator/reset, large seed', fmt.ms(median(resetTimes)), `median of ${RESETS} (max ${fmt.ms(Math.max(...resetTimes))})`, '-', '-'],
+      );
     }
-    log(`reset: median ${fmt.ms(median(resetTimes))}`);
+
+    // --- Sandboxes, on the demo seed ---------------------------------------------------------
+    const sandboxRows = PARTS.has('sandboxes')
+      ? await sandboxBench({
+          env: { RATE_LIMIT_MAX: NO_LIMIT },
+          duration: DURATION,
+          warmup: WARMUP,
+          connections: CONNECTIONS,
+          rounds: SANDBOX_ROUNDS,
+          ops: SANDBOX_OPS,
+          log,
+        })
+      : [];
 
     // --- Report --------------------------------------------------------------------------
     const m = machine();
@@ -234,46 +279,50 @@ async function main() {
     } catch {
       // Not a checkout.
     }
-    const throughput = markdownTable(
-      ['case', 'body', 'req/s', 'p50', 'p99', 'CPU/req', 'baseline req/s', 'baseline p50', 'baseline p99', 'baseline CPU/req', 'ratio', 'target', 'met'],
-      results.map((r) => {
-        const v = verdictOf(r);
-        return [
-          r.spec.title,
-          `${fmt.int(r.bytes)} B`,
-          fmt.int(r.emulator.rps),
-          fmt.ms(r.emulator.p50),
-          fmt.ms(r.emulator.p99),
-          fmt.us(r.emulator.cpuUs),
-          fmt.int(r.baseline.rps),
-          fmt.ms(r.baseline.p50),
-          fmt.ms(r.baseline.p99),
-          fmt.us(r.baseline.cpuUs),
-          fmt.pct(r.emulator.rps / r.baseline.rps),
-          v.text,
-          v.met,
-        ];
-      }),
-    );
-    const yes = (ok) => (ok ? 'yes' : 'NO');
-    const other = markdownTable(
-      ['measure', 'value', 'detail', 'target', 'met'],
-      [
-        ['Start to healthy, demo seed', fmt.ms(demoStart.median), `median of ${STARTS} (min ${fmt.ms(demoStart.min)}, max ${fmt.ms(demoStart.max)})`, '< 500 ms', yes(demoStart.median < 500)],
-        ['Start to healthy, large seed', fmt.ms(largeStart.median), `median of ${STARTS} (min ${fmt.ms(largeStart.min)}, max ${fmt.ms(largeStart.max)})`, '-', '-'],
-        ['Start to healthy, bare Fastify (reference)', fmt.ms(bareStart.median), `median of ${STARTS}`, '-', '-'],
-        ['RSS idle, demo seed', fmt.mib(demoRss), 'VmRSS 3 s after healthy', '< 100 MB', yes(demoRss < 100)],
-        ['RSS after loading the large seed', fmt.mib(largeRss), 'VmRSS 3 s after healthy', '-', '-'],
-        [`RSS after ${RESETS} resets, large seed`, fmt.mib(afterResetsRss), `after ${RESETS} resets`, '-', '-'],
-        ['POST /_emulator/reset, large seed', fmt.ms(median(resetTimes)), `median of ${RESETS} (max ${fmt.ms(Math.max(...resetTimes))})`, '-', '-'],
-      ],
-    );
+    const tables = [];
+    if (results.length > 0) {
+      tables.push(
+        markdownTable(
+          ['case', 'body', 'req/s', 'p50', 'p99', 'CPU/req', 'baseline req/s', 'baseline p50', 'baseline p99', 'baseline CPU/req', 'ratio', 'target', 'met'],
+          results.map((r) => {
+            const v = verdictOf(r);
+            return [
+              r.spec.title,
+              `${fmt.int(r.bytes)} B`,
+              fmt.int(r.emulator.rps),
+              fmt.ms(r.emulator.p50),
+              fmt.ms(r.emulator.p99),
+              fmt.us(r.emulator.cpuUs),
+              fmt.int(r.baseline.rps),
+              fmt.ms(r.baseline.p50),
+              fmt.ms(r.baseline.p99),
+              fmt.us(r.baseline.cpuUs),
+              fmt.pct(r.emulator.rps / r.baseline.rps),
+              v.text,
+              v.met,
+            ];
+          }),
+        ),
+      );
+    }
+    if (otherRows.length > 0) tables.push(markdownTable(['measure', 'value', 'detail', 'target', 'met'], otherRows));
+    if (sandboxRows.length > 0) tables.push(markdownTable(['sandboxes (demo seed)', 'value', 'detail', 'target', 'met'], sandboxRows));
     const header = [
       `Machine: ${m.cpu}, ${m.cores} cores (nproc), ${m.memory}, ${m.platform}, Node ${m.node}. Commit ${commit}.`,
-      `Load: autocannon, ${CONNECTIONS} connections, ${DURATION} s measured per side and case in ${ROUNDS} alternating rounds after ${WARMUP} s of warm-up; server and load generator share the machine.`,
-      `Large seed: ${LARGE.annotations.toLocaleString('en-US')} annotations over ${LARGE.domains} domains, ${LARGE.grids.toLocaleString('en-US')} grids started on load (1,000 cloud servers).`,
+      ...(PARTS.has('throughput')
+        ? [`Load: autocannon, ${CONNECTIONS} connections, ${DURATION} s measured per side and case in ${ROUNDS} alternating rounds after ${WARMUP} s of warm-up; server and load generator share the machine.`]
+        : []),
+      ...(PARTS.has('throughput') || PARTS.has('startup') || PARTS.has('reset')
+        ? [`Large seed: ${LARGE.annotations.toLocaleString('en-US')} annotations over ${LARGE.domains} domains, ${LARGE.grids.toLocaleString('en-US')} grids started on load (1,000 cloud servers).`]
+        : []),
+      ...(PARTS.has('sandboxes')
+        ? [
+            `Sandboxes: demo seed (bundled fixtures); creates and deletes one at a time on one kept-alive connection; the grid read: autocannon, ${CONNECTIONS} connections, ${DURATION} s per side in ${SANDBOX_ROUNDS} alternating rounds after ${WARMUP} s of warm-up, both sides against one server process.`,
+          ]
+        : []),
+      ...(PARTS.size < ALL_PARTS.length ? [`Parts run: ${[...PARTS].join(', ')}.`] : []),
     ].join('\n');
-    const report = `${header}\n\n${throughput}\n\n${other}\n`;
+    const report = `${header}\n\n${tables.join('\n\n')}\n`;
     process.stdout.write(`\n${report}`);
     mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
     writeFileSync(join(ROOT, 'bench', 'results', 'latest.md'), report);
