@@ -258,13 +258,13 @@ log "compose: up, healthy, smoke test, down: ok"
 # testcontainers talks to the Docker API: Podman's compatible socket where Podman is the engine.
 TC_ENV=(CLOUD_EMULATOR_IMAGE="$TAG")
 if [[ $ENGINE == podman ]]; then
-  sock=/run/podman/podman.sock
-  if ! curl -s --max-time 2 --unix-socket "$sock" http://d/_ping >/dev/null 2>&1; then
-    sock=$WORK/podman.sock
-    podman system service --time=0 "unix://$sock" >"$WORK/podman-service.log" 2>&1 &
-    PODMAN_SERVICE_PID=$!
-    for _ in $(seq 1 50); do curl -s --max-time 1 --unix-socket "$sock" http://d/_ping >/dev/null 2>&1 && break; sleep 0.1; done
-  fi
+  # A service of this run's own, on its own socket: one left running by an earlier run (its
+  # output pipe long closed) answers a ping but fails to create containers ("write child:
+  # broken pipe").
+  sock=$WORK/podman.sock
+  podman system service --time=0 "unix://$sock" >"$WORK/podman-service.log" 2>&1 &
+  PODMAN_SERVICE_PID=$!
+  for _ in $(seq 1 50); do curl -s --max-time 1 --unix-socket "$sock" http://d/_ping >/dev/null 2>&1 && break; sleep 0.1; done
   # Ryuk, testcontainers' reaper, is an image of its own; the tests stop their containers themselves.
   TC_ENV+=(DOCKER_HOST="unix://$sock" TESTCONTAINERS_RYUK_DISABLED=true)
 fi
