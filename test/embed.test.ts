@@ -146,15 +146,21 @@ describe('startEmulator', () => {
   });
 });
 
+/** A log stream that keeps each JSON line it is given, parsed. */
+function logCapture(): { lines: Record<string, unknown>[]; stream: Writable } {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  return { lines, stream };
+}
+
 describe('logs', () => {
   it('writes one JSON line per request with its request id, method, url, status and time', async () => {
-    const lines: Record<string, unknown>[] = [];
-    const stream = new Writable({
-      write(chunk, _enc, done) {
-        for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-        done();
-      },
-    });
+    const { lines, stream } = logCapture();
     emu = await startEmulator({ fixtures: seed, logger: { level: 'info', stream } });
     const res = await fetch(`${emu.url}/_emulator/health`, { headers: { 'X-Request-Id': 'trace-42' } });
     expect(res.headers.get('x-request-id')).toBe('trace-42');
@@ -169,13 +175,7 @@ describe('logs', () => {
   });
 
   it('names the sandbox on the line of a request to /sandbox/<name>/, with the path as sent', async () => {
-    const lines: Record<string, unknown>[] = [];
-    const stream = new Writable({
-      write(chunk, _enc, done) {
-        for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-        done();
-      },
-    });
+    const { lines, stream } = logCapture();
     emu = await startEmulator({ fixtures: seed, logger: { level: 'info', stream } });
     await fetch(`${emu.url}/sandbox/w7/_emulator/health`);
     await fetch(`${emu.url}/_emulator/health`);
