@@ -75,12 +75,17 @@ async function listening(config: Partial<Config>): Promise<{ port: number; reach
   return { port: (app.server.address() as AddressInfo).port, reached, operations };
 }
 
-async function attack(config: Partial<Config>, credential: Record<string, string>): Promise<void> {
+/**
+ * `prefix`: the operations under `/sandbox/<name>` instead, the spellings varying the whole
+ * target, prefix included; the state checked is that sandbox's.
+ */
+async function attack(config: Partial<Config>, credential: Record<string, string>, prefix = ''): Promise<void> {
   const { port, reached, operations } = await listening(config);
-  const before = (app as FastifyInstance).emulator.exportState();
+  const world = () => (prefix ? (app as FastifyInstance).sandboxes.resolve(prefix.split('/')[2]) : (app as FastifyInstance).emulator);
+  const before = world().exportState();
   let requests = 0;
   for (const { method, path } of operations) {
-    for (const target of spellings(path, PER_OPERATION)) {
+    for (const target of spellings(`${prefix}${path}`, PER_OPERATION)) {
       const body = method === 'POST' || method === 'PUT' || method === 'PATCH' ? '{}' : undefined;
       const res = await raw(port, method, target, {}, body);
       requests++;
@@ -90,18 +95,18 @@ async function attack(config: Partial<Config>, credential: Record<string, string
     }
   }
   // Nothing was started, changed or deleted by any of them.
-  expect((app as FastifyInstance).emulator.exportState()).toEqual(before);
+  expect(world().exportState()).toEqual(before);
   expect(requests).toBeGreaterThan(operations.length * 20);
 
   // The same corpus with the credential does reach the handlers: the refusals above were the
   // guard's, not spellings that route nowhere.
   let routed = 0;
   for (const { method, path } of operations) {
-    for (const target of spellings(path, PER_OPERATION)) {
+    for (const target of spellings(`${prefix}${path}`, PER_OPERATION)) {
       const before = reached.length;
       await raw(port, method, target, credential, method === 'GET' || method === 'DELETE' ? undefined : '{}');
       if (reached.length > before) routed++;
-      (app as FastifyInstance).emulator.reset();
+      world().reset();
     }
   }
   expect(routed).toBeGreaterThan(requests / 4);
@@ -128,9 +133,13 @@ describe('no spelling of a protected path reaches a handler without its credenti
 
   it('with ADMIN_TOKEN and ALERTS_REQUIRE_TOKEN: every token, alert and control operation', async () => {
     await attack({ adminToken: ADMIN, alertsRequireToken: true }, { 'X-Auth-Token': TEST_TOKEN, Authorization: `Bearer ${ADMIN}` });
-  });
+  }, 60_000);
+
+  it('under a /sandbox/<name> prefix, with ADMIN_TOKEN: every token, alert and control operation', async () => {
+    await attack({ adminToken: ADMIN, alertsRequireToken: true }, { 'X-Auth-Token': TEST_TOKEN, Authorization: `Bearer ${ADMIN}` }, '/sandbox/w1');
+  }, 60_000);
 
   it('without ADMIN_TOKEN: every token operation', async () => {
     await attack({}, { 'X-Auth-Token': TEST_TOKEN });
-  });
+  }, 60_000);
 });
