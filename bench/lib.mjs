@@ -149,7 +149,13 @@ export function percentile(sorted, p) {
   return sorted[rank];
 }
 
-export const median = (values) => percentile([...values].sort((a, b) => a - b), 50);
+/** A true median: the middle value, or the mean of the two middle values of an even count. */
+export function median(values) {
+  const s = [...values].sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
 
 /**
  * Runs autocannon against one request and returns requests/s and latency percentiles. The
@@ -217,6 +223,7 @@ export const fmt = {
   us: (n) => (Number.isFinite(n) ? `${Math.round(n)} µs` : 'n/a'),
   mib: (n) => (Number.isFinite(n) ? `${n.toFixed(1)} MiB` : 'n/a'),
   pct: (n) => (Number.isFinite(n) ? `${Math.round(n * 100)}%` : 'n/a'),
+  x: (n) => (Number.isFinite(n) ? `${n.toFixed(2)}x` : 'n/a'),
 };
 
 /** The machine a run comes from, for the results file. */

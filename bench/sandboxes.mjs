@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { cannon, cpuSeconds, fmt, percentile, request, rssMiB, sleep, startProcess } from './lib.mjs';
+import { cannon, cpuSeconds, fmt, median, percentile, request, rssMiB, sleep, startProcess } from './lib.mjs';
 
 const CLOUD = '/concerto/services/rest/CloudService/v1';
 const GRID = `${CLOUD}/grid/101`;
@@ -19,13 +19,6 @@ const BATCH = 50;
 const INPROC_CREATES = 1000;
 /** How long the process is left alone before its RSS is read (heap settling). */
 const SETTLE_MS = 3000;
-
-/** A true median: the mean of the two middle values of an even count. */
-function median(values) {
-  const s = [...values].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
-}
 
 /**
  * One request on a kept-alive connection, timed from the call to the end of the answer; fails
