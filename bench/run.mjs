@@ -169,7 +169,12 @@ async function measureCase(server, spec, work) {
 function verdictOf(result) {
   const { target } = result.spec;
   if (!target) return { text: '-', met: '-' };
-  const met = { ratio: () => result.ratio.rps >= target.min, cpu: () => result.ratio.cpu >= target.min, p99: () => result.emulator.p99 < target.max }[target.kind]();
+  const checks = {
+    ratio: () => result.ratio.rps >= target.min,
+    cpu: () => result.ratio.cpu >= target.min,
+    p99: () => result.emulator.p99 < target.max,
+  };
+  const met = checks[target.kind]();
   return { text: target.text, met: met ? 'yes' : 'NO' };
 }
 
