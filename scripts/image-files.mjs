@@ -135,6 +135,14 @@ function isLink(path) {
   }
 }
 
+function resolvesTo(path, file) {
+  try {
+    return realpathSync(path) === file;
+  } catch {
+    return false; // a dangling link
+  }
+}
+
 /** The files this process has mapped: the binary, the dynamic loader and every shared library. */
 function mappedFiles() {
   const files = new Set();
@@ -164,6 +172,14 @@ export async function rootfs(root) {
   chmodSync(join(root, 'usr/local/bin/node'), 0o755);
   const interpreter = elfInterpreter(node);
   for (const file of [...(interpreter ? [interpreter] : []), ...libraries]) replicate(file, root);
+  // The maps name the files links point to (libstdc++.so.6.0.30); the loader looks for the
+  // names the binary asks for (libstdc++.so.6): the links beside each library come along.
+  for (const file of libraries) {
+    for (const name of readdirSync(dirname(file))) {
+      const path = join(dirname(file), name);
+      if (isLink(path) && resolvesTo(path, file)) replicate(path, root);
+    }
+  }
   for (const bundle of ['/etc/ssl/certs/ca-certificates.crt']) if (existsSync(bundle)) replicate(bundle, root);
 
   mkdirSync(join(root, 'etc'), { recursive: true });
