@@ -1,8 +1,11 @@
-# The emulator as a small image: compiled JavaScript, production dependencies, demo fixtures.
+# The emulator as a small image: compiled JavaScript, production dependencies, demo fixtures,
+# and of the Node base image only node itself and the libraries it loads (FROM scratch).
 #   docker build -t cloud-emulator .
 #   docker run --rm -p 8080:8080 cloud-emulator
 # Other fixtures: docker run --rm -p 8080:8080 -v ./my-fixtures:/fixtures:ro -e FIXTURES_DIR=/fixtures cloud-emulator
-# The base image is an argument so a machine without registry access can use a local Node image.
+# There is no shell in the image: docker exec <container> node -e '...' (docs/running.md).
+# The base image is an argument so a machine without registry access can use a local Node image;
+# a base whose node is stripped gives a smaller image.
 ARG NODE_IMAGE=node:22-alpine
 
 # Build: every dependency, TypeScript compiled to dist/ (ES modules only), without the type
