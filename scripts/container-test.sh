@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The container test (npm run test:container): builds the image, starts it, waits until it
-# is healthy, smoke-tests all three interfaces and the control API from outside, checks it
-# runs as non-root, that the CLI in the image works, that SIGTERM stops it cleanly and fast
+# The container test (npm run test:container): builds the image and prints its size, starts
+# it, waits until it is healthy, smoke-tests all three interfaces and the control API from
+# outside, checks it runs as non-root and holds no shell or npm, that the CLI in the image
+# works, that with a terminal it logs readably, that SIGTERM stops it cleanly and fast
 # and flushes STATE_FILE (also as an arbitrary user id in group 0), then brings
 # docker-compose.yml up and down. Last, it packs the package, installs the tarball into an
 # empty project and runs a vitest file there that starts the image with the Testcontainers
@@ -65,7 +66,7 @@ PODMAN_SERVICE_PID=
 
 cleanup() {
   set +e
-  for c in "$NAME" "$NAME-state" "$NAME-state2" "$NAME-uid"; do "$ENGINE" rm -f -v "$c" >/dev/null 2>&1; done
+  for c in "$NAME" "$NAME-state" "$NAME-state2" "$NAME-uid" "$NAME-tty"; do "$ENGINE" rm -f -v "$c" >/dev/null 2>&1; done
   [[ -z $PODMAN_SERVICE_PID ]] || kill "$PODMAN_SERVICE_PID" 2>/dev/null
   if [[ ${#COMPOSE_ENV[@]} -gt 0 ]]; then env "${COMPOSE_ENV[@]}" "${COMPOSE[@]}" -p "$PROJECT" -f docker-compose.yml down >/dev/null 2>&1; fi
   [[ ${KEEP_IMAGE:-} == 1 ]] || "$ENGINE" rmi -f "$TAG" >/dev/null 2>&1
@@ -127,8 +128,10 @@ timeout 900 "$ENGINE" build "${BUILD_FORMAT[@]}" "${BUILD_ARGS[@]}" -f "$DOCKERF
 }
 BUILD_MS=$(($(ms) - t))
 SIZE=$("$ENGINE" image inspect --format '{{.Size}}' "$TAG")
-SIZE_MB=$(((SIZE + 500000) / 1000000))
-log "built $TAG in $((BUILD_MS / 1000)) s, image size $SIZE_MB MB"
+# Decimal megabytes of the uncompressed image, as `docker images` and `podman images` show it.
+SIZE_MB=$(node -p "($SIZE / 1e6).toFixed(1)")
+log "built $TAG in $((BUILD_MS / 1000)) s"
+log "image size: $SIZE_MB MB ($ENGINE image inspect, uncompressed; node bench/image.mjs lists the layers)"
 [[ $("$ENGINE" image inspect --format '{{.Config.User}}' "$TAG") == node ]] || die "the image does not run as the user node"
 label() { "$ENGINE" image inspect --format "{{index .Config.Labels \"org.opencontainers.image.$1\"}}" "$TAG"; }
 [[ $(label version) == "$VERSION" ]] || die "label org.opencontainers.image.version is '$(label version)', expected $VERSION"
@@ -156,10 +159,18 @@ node scripts/smoke.mjs "$URL" || {
   "$ENGINE" logs "$NAME" 2>&1 | tail -n 30 >&2
   die "smoke test"
 }
+# The API explorer's script, a file of a production dependency that the image keeps.
+[[ $(http_status "$URL/_emulator/docs/static/swagger-ui-bundle.js") == 200 ]] || die "the API explorer's swagger-ui-bundle.js is not served"
 
 uid=$("$ENGINE" exec "$NAME" node -e 'process.stdout.write(String(process.getuid()))')
 [[ $uid != 0 ]] || die "the emulator runs as root"
 log "runs as uid $uid (non-root)"
+# The image holds the running Node only: no shell, no npm (see docs/running.md).
+"$ENGINE" exec "$NAME" node -e '
+  const fs = require("fs");
+  const there = ["/bin/sh", "/bin/busybox", "/usr/local/bin/npm", "/usr/bin/npm", "/usr/local/lib/node_modules", "/usr/lib/node_modules"].filter((p) => fs.existsSync(p));
+  if (there.length) { console.error(there.join(" ")); process.exit(1); }' || die "the image holds a shell or npm"
+log "image contents: no shell, no npm"
 
 "$ENGINE" logs "$NAME" >"$WORK/run.log" 2>/dev/null
 grep -q '"msg":"request"' "$WORK/run.log" || die "no per-request JSON log line"
@@ -177,6 +188,20 @@ grep -q -- '--port="nope"' "$WORK/cli.err" || die "a bad --port gave no clear me
 "$ENGINE" run --rm "$TAG" node dist/cli/cli.js check /app/fixtures >"$WORK/check.txt" 2>>"$WORK/engine.log"
 grep -q '^OK' "$WORK/check.txt" || die "cloud-emulator check of the baked-in fixtures failed"
 log "CLI: --help, exit 2 on a bad value, check: ok"
+
+# --- a terminal: readable logs (pino-pretty, loaded in a worker thread) ----------------------
+PORT4=$(free_port)
+"$ENGINE" run -d -t --name "$NAME-tty" -p "127.0.0.1:$PORT4:8080" "$TAG" >/dev/null 2>>"$WORK/engine.log"
+wait_http "http://127.0.0.1:$PORT4/_emulator/health" 60 "$NAME-tty" || die "the container with a terminal did not answer"
+sleep 0.5
+"$ENGINE" logs "$NAME-tty" >"$WORK/tty.log" 2>&1
+sed 's/\x1b\[[0-9;]*m//g' "$WORK/tty.log" | grep -q 'INFO.*cloud-emulator ready' || {
+  tail -n 20 "$WORK/tty.log" >&2
+  die "with a terminal, the log is not printed readably (pino-pretty)"
+}
+if grep -q '"msg":' "$WORK/tty.log"; then die "with a terminal, the log still has JSON lines"; fi
+"$ENGINE" rm -f -v "$NAME-tty" >/dev/null
+log "with a terminal: readable log lines (pino-pretty)"
 
 # --- SIGTERM ------------------------------------------------------------------------------
 t=$(ms)
