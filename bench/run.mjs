@@ -34,6 +34,7 @@ import {
   sleep,
   startProcess,
 } from './lib.mjs';
+import { imageBench } from './image.mjs';
 import { sandboxBench } from './sandboxes.mjs';
 import {
   ALERT_UID,
@@ -54,7 +55,7 @@ const RESETS = Math.round(num('BENCH_RESETS', 100));
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((s) => s.trim())) : undefined;
 const SANDBOX_OPS = Math.round(num('BENCH_SANDBOX_OPS', 500));
 const SANDBOX_ROUNDS = Math.max(1, Math.round(num('BENCH_SANDBOX_ROUNDS', 5)));
-const ALL_PARTS = ['startup', 'throughput', 'reset', 'sandboxes'];
+const ALL_PARTS = ['startup', 'throughput', 'reset', 'stall', 'image', 'sandboxes'];
 const PARTS = new Set(process.env.BENCH_PARTS ? process.env.BENCH_PARTS.split(',').map((s) => s.trim()) : ALL_PARTS);
 for (const part of PARTS) {
   if (!ALL_PARTS.includes(part)) throw new Error(`BENCH_PARTS: unknown part '${part}' (known: ${ALL_PARTS.join(', ')})`);
@@ -313,6 +314,14 @@ async function main() {
         yes(Math.abs(growth) <= 0.1),
       ]);
       otherRows.push(['POST /_emulator/reset, large seed', fmt.ms(median(resetTimes)), `median of ${RESETS} (max ${fmt.ms(Math.max(...resetTimes))})`, '-', '-']);
+    }
+
+    // --- The container image ----------------------------------------------------------------
+    if (PARTS.has('image')) {
+      log('container image ...');
+      const [size, ...rest] = await imageBench({ log: (line) => log(`  ${line}`) });
+      goalRows.push(size);
+      otherRows.push(...rest);
     }
 
     // --- Sandboxes, on the demo seed ---------------------------------------------------------
