@@ -13,6 +13,8 @@
 //                      serves when given no command)
 //   STARTUP_FIRST      1: also time the first GET of the pages a start does not prepare
 //                      (OpenAPI document, API reference, dashboard) on a fresh process
+//   STARTUP_OTHER      comma-separated paths of other server entries to start alongside,
+//                      e.g. another build's dist/cli/server.js, for a before/after table
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -60,6 +62,10 @@ async function main() {
       ...(process.env.STARTUP_CLI === '1'
         ? [{ label: 'emulator (dist/cli/cli.js serve)', start: { entry: CLI_ENTRY, env: { LOG_LEVEL } } }]
         : []),
+      ...(process.env.STARTUP_OTHER ?? '')
+        .split(',')
+        .filter(Boolean)
+        .map((entry) => ({ label: entry, start: { entry, env: { LOG_LEVEL } }, first: process.env.STARTUP_FIRST === '1' })),
     ];
     const results = sides.map(() => []);
     // One warm-up each (file system cache), not counted.
@@ -75,10 +81,15 @@ async function main() {
     });
     log(`LOG_LEVEL=${LOG_LEVEL}, ${RUNS} start-ups of each, alternating`);
     console.log(markdownTable(['Start to healthy', 'median', 'min', 'max', 'vs bare'], rows));
-    const firsts = results[0].map((r) => r.first).filter(Boolean);
-    if (firsts.length) {
+    const timed = sides.map((side, k) => ({ side, firsts: results[k].map((r) => r.first).filter(Boolean) })).filter((t) => t.firsts.length);
+    if (timed.length) {
       console.log('');
-      console.log(markdownTable(['First request after start', 'median'], FIRST_PATHS.map((p) => [`GET ${p}`, fmt.ms(median(firsts.map((f) => f[p])))])));
+      console.log(
+        markdownTable(
+          ['First request after start (median)', ...timed.map((t) => t.side.label)],
+          FIRST_PATHS.map((p) => [`GET ${p}`, ...timed.map((t) => fmt.ms(median(t.firsts.map((f) => f[p]))))]),
+        ),
+      );
     }
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -79,7 +79,7 @@ const installedPlaces = {
       // node_modules/a/node_modules/@b/c/lib/x.js: package a, then @b/c from a's folder.
       const parts = args.path.split(`${sep}node_modules${sep}`).slice(1);
       const chain = parts.map((part) => part.split(sep).slice(0, part.startsWith('@') ? 2 : 1).join('/'));
-      let entry = args.path.slice(0, args.path.length - parts.at(-1).length);
+      let entry = args.path.slice(0, args.path.indexOf(`${sep}node_modules${sep}`) + 1);
       for (const name of chain) entry = createRequire(entry).resolve(name);
       const main = chain.reduce((from, name) => `__bundleCreateRequire(${from}).resolve(${JSON.stringify(name)})`, '__bundleFile');
       const place = `__bundleJoin(__bundleDirname(${main}), ${JSON.stringify(relative(dirname(entry), args.path))})`;
@@ -110,6 +110,9 @@ async function bundleEntries() {
     external: BUNDLE_EXTERNAL,
     banner: { js: BUNDLE_BANNER },
     plugins: [installedPlaces],
+    // Less text to parse at each start; names are kept, so stack traces still name functions.
+    minifyWhitespace: true,
+    minifySyntax: true,
     sourcemap: 'linked',
     sourcesContent: false,
     logLevel: 'warning',
