@@ -15,6 +15,8 @@
 //                      (OpenAPI document, API reference, dashboard) on a fresh process
 //   STARTUP_OTHER      comma-separated paths of other server entries to start alongside,
 //                      e.g. another build's dist/cli/server.js, for a before/after table
+//
+// bench/run.mjs can import alternateStarts() for the same measure in its table.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,14 +53,33 @@ async function firstRequests(port) {
   return out;
 }
 
+/**
+ * Starts each side in turn, `runs` times (after one uncounted warm-up start of each, for the
+ * file system cache), and returns, per side, every run's { startMs, first }. A side is
+ * { start: startProcess options, first: also time FIRST_PATHS }.
+ */
+export async function alternateStarts(sides, runs) {
+  const results = sides.map(() => []);
+  for (const side of sides) await once(side);
+  for (let i = 0; i < runs; i++) {
+    for (const [k, side] of sides.entries()) results[k].push(await once(side));
+  }
+  return results;
+}
+
+/** A bare Fastify side: the baseline answering health with a fixed body written to `dir`. */
+export function bareSide(dir) {
+  const bodyFile = join(dir, 'body.json');
+  writeFileSync(bodyFile, '{"status":"ok"}');
+  return { label: 'bare Fastify (bench/baseline.mjs)', start: { entry: BASELINE_ENTRY, env: { BODY_FILE: bodyFile } }, baseline: true };
+}
+
 async function main() {
   const work = mkdtempSync(join(tmpdir(), 'cloud-emulator-startup-'));
   try {
-    const bodyFile = join(work, 'body.json');
-    writeFileSync(bodyFile, '{"status":"ok"}');
     const sides = [
       { label: 'emulator (dist/cli/server.js)', start: { entry: SERVER_ENTRY, env: { LOG_LEVEL } }, first: process.env.STARTUP_FIRST === '1' },
-      { label: 'bare Fastify (bench/baseline.mjs)', start: { entry: BASELINE_ENTRY, env: { BODY_FILE: bodyFile } }, baseline: true },
+      bareSide(work),
       ...(process.env.STARTUP_CLI === '1'
         ? [{ label: 'emulator (dist/cli/cli.js serve)', start: { entry: CLI_ENTRY, env: { LOG_LEVEL } } }]
         : []),
@@ -67,12 +88,7 @@ async function main() {
         .filter(Boolean)
         .map((entry) => ({ label: entry, start: { entry, env: { LOG_LEVEL } }, first: process.env.STARTUP_FIRST === '1' })),
     ];
-    const results = sides.map(() => []);
-    // One warm-up each (file system cache), not counted.
-    for (const side of sides) await once(side);
-    for (let i = 0; i < RUNS; i++) {
-      for (const [k, side] of sides.entries()) results[k].push(await once(side));
-    }
+    const results = await alternateStarts(sides, RUNS);
     const base = median(results[sides.findIndex((s) => s.baseline)].map((r) => r.startMs));
     const rows = sides.map((side, k) => {
       const times = results[k].map((r) => r.startMs);
@@ -96,4 +112,4 @@ async function main() {
   }
 }
 
-await main();
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main();

@@ -96,7 +96,10 @@ const installedPlaces = {
  * unchanged; the library (dist/index.js, dist/cjs/) is not bundled.
  */
 async function bundleEntries() {
-  const esbuild = await import('esbuild');
+  const esbuild = await import('esbuild').catch((err) => {
+    if (err.code !== 'ERR_MODULE_NOT_FOUND') throw err;
+    throw new Error('esbuild, a devDependency, is not installed: run npm install (or npm ci)');
+  });
   const result = await esbuild.build({
     entryPoints: ['server', 'cli'].map((name) => join(root, 'dist/cli', `${name}.js`)),
     outdir: join(root, 'dist/cli'),
