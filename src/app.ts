@@ -4,6 +4,7 @@ import { resolveConfig, type Config } from './config.js';
 import { EmulatorClock, wallClock, type ControllableClock } from './core/clock.js';
 import { installErrorHandling, sendError } from './http/errors.js';
 import { strictValidatorCompiler } from './http/validation.js';
+import { serializerOnFirstUse, validatorFactory } from './http/compile-on-first-use.js';
 import { World } from './world/world.js';
 import { Sandboxes } from './world/sandboxes.js';
 import { openStateFile } from './world/persistence.js';
@@ -78,6 +79,9 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
     onConstructorPoisoning: 'error',
     logController: new OneLinePerRequest({ disableRequestLogging: !logging }),
     requestIdHeader: 'x-request-id',
+    // Every route's schemas are compiled on the route's first use, not at start-up; and the
+    // compilers Fastify would load by default (Ajv, fast-json-stringify) are not loaded until then.
+    schemaController: { compilersFactory: { buildValidator: validatorFactory(strictValidatorCompiler), buildSerializer: serializerOnFirstUse } },
     // /sandbox/<name>/<path> is routed as /<path> in the sandbox's world: every route, hook
     // and rule applies unchanged, and the name is kept for the first hook (installWorlds).
     ...(config.sandboxes === 'off'

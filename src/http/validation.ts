@@ -3,6 +3,7 @@ import { Kind, Type, type IntegerOptions, type TSchema } from '@sinclair/typebox
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value';
 import { ApiError } from './errors.js';
+import { validatorOnFirstUse } from './compile-on-first-use.js';
 import { DECIMAL_DIGITS } from '../core/schema.js';
 export { firstValue, integerOrDigits, repeatable } from '../core/schema.js';
 
@@ -153,7 +154,7 @@ function onlyStrings(schema: Schema): boolean {
 }
 
 /** Validates bodies without coercion or removal: what is accepted is what was sent. */
-export const strictValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
+const compileStrictValidator: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
   const checker = TypeCompiler.Compile(schema);
   // Converting and filling defaults each walk the whole value on every request; most path
   // schemas need neither.
@@ -177,3 +178,6 @@ export const strictValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema
     }
   };
 };
+
+/** The strict validator of a route's schema, compiled on the route's first request (start-up compiles none). */
+export const strictValidatorCompiler = validatorOnFirstUse(compileStrictValidator);
