@@ -36,6 +36,7 @@ import {
 } from './lib.mjs';
 import { imageBench } from './image.mjs';
 import { sandboxBench } from './sandboxes.mjs';
+import { alternateStarts, bareSide } from './startup.mjs';
 import {
   ALERT_UID,
   ANNOTATION_BASE,
@@ -179,27 +180,18 @@ function verdictOf(result) {
   return { text: target.text, met: met ? 'yes' : 'NO' };
 }
 
-/** One start-up: spawn to the first healthy answer, in ms. */
-async function startOnce(env, entry) {
-  const proc = await startProcess({ env, entry });
-  await proc.stop();
-  return proc.startMs;
-}
-
 /**
- * Start-ups of every kind in `kinds`, interleaved (A B C A B C ...), so that a machine that gets
- * busier during the part favours none; per kind the median, and per round the ratio of each
- * kind's start to the first kind's.
+ * Start-ups of every side, interleaved (bench/startup.mjs), so that a machine that gets busier
+ * during the part favours none; per side the median, and the median of the ratios of each
+ * round's start to the first side's in the same round.
  */
-async function startups(kinds) {
-  const times = kinds.map(() => []);
-  for (let i = 0; i < STARTS; i++) {
-    for (const [k, kind] of kinds.entries()) times[k].push(await startOnce(kind.env, kind.entry));
-  }
-  return kinds.map((kind, k) => {
-    log(`  ${kind.label}: ${times[k].map((t) => Math.round(t)).join(', ')} ms`);
+async function startups(sides) {
+  const results = await alternateStarts(sides, STARTS);
+  const times = results.map((runs) => runs.map((r) => r.startMs));
+  return sides.map((side, k) => {
+    log(`  ${side.label}: ${times[k].map((t) => Math.round(t)).join(', ')} ms`);
     const ratio = median(times[k].map((t, i) => t / times[0][i]));
-    return { ...kind, median: median(times[k]), min: Math.min(...times[k]), max: Math.max(...times[k]), ratio };
+    return { median: median(times[k]), min: Math.min(...times[k]), max: Math.max(...times[k]), ratio };
   });
 }
 
@@ -227,12 +219,10 @@ async function main() {
     // --- Start-up and memory -------------------------------------------------------------
     if (PARTS.has('startup')) {
       log('start-up (spawn to first healthy answer), interleaved:');
-      const baseFile = join(work, 'health.json');
-      writeFileSync(baseFile, '{"status":"ok"}');
       const [bare, demoStart, largeStart] = await startups([
-        { label: 'bare Fastify', env: { BODY_FILE: baseFile }, entry: BASELINE_ENTRY },
-        { label: 'demo seed', env: {} },
-        { label: 'large seed', env: serverEnv },
+        bareSide(work),
+        { label: 'demo seed', start: { env: {} } },
+        { label: 'large seed', start: { env: serverEnv } },
       ]);
       const spread = (r) => `median of ${STARTS} (min ${fmt.ms(r.min)}, max ${fmt.ms(r.max)})`;
       goalRows.push(
