@@ -76,6 +76,8 @@ export function annotationSeedProblems(annotations: readonly AnnotationSeed[], n
 interface SeedIndex {
   /** The annotations with absolute times, as records (mostly the seed's own objects), sorted by `compare`. */
   fixed: readonly AnnotationRecord[];
+  /** The same records by id. */
+  fixedById: ReadonlyMap<number, AnnotationRecord>;
   /** The annotations with a time relative to the load (startAgoMs, endAgoMs), resolved at each load. */
   relative: ReadonlyArray<{ seed: AnnotationSeed; index: number }>;
   /** The largest id of the seed (FIRST_ANNOTATION_ID - 1 when smaller). */
@@ -100,7 +102,8 @@ function seedIndexOf(annotations: readonly AnnotationSeed[], now: number): SeedI
     else if (isDistinct(seed.domainIds)) fixed.push(seed as AnnotationRecord);
     else fixed.push({ ...(seed as AnnotationRecord), domainIds: [...new Set(seed.domainIds)] });
   });
-  const index: SeedIndex = { fixed: fixed.sort(compare), relative, maxId };
+  fixed.sort(compare);
+  const index: SeedIndex = { fixed, fixedById: new Map(fixed.map((r) => [r.id, r])), relative, maxId };
   seedIndexes.set(annotations, index);
   return index;
 }
@@ -110,9 +113,14 @@ function seedIndexOf(annotations: readonly AnnotationSeed[], now: number): SeedI
  * date-range query is two binary searches and a slice, however many annotations there are.
  */
 export class AnnotationStore {
-  private readonly byId = new Map<number, AnnotationRecord>();
-  /** Every annotation, sorted by `compare`. */
-  private readonly byStart: AnnotationRecord[];
+  /**
+   * Every annotation by id, and sorted by `compare`. While `shared`, both are the seed index's
+   * own, shared with every store built from the seed: a store copies them on its first change
+   * (`writable`), so a reset or a sandbox that is only read allocates nothing for them.
+   */
+  private byId: Map<number, AnnotationRecord>;
+  private byStart: AnnotationRecord[];
+  private shared: boolean;
   private readonly domainNames = new Map<number, string>();
   /** When the store was built: the lastModified of seed annotations that give none. */
   private readonly loadedAt: number;
@@ -136,8 +144,12 @@ export class AnnotationStore {
     for (const { seed, index: i } of index.relative) seedProblems(seed, i, now, problems);
     if (problems.length) throw new FixtureError(problems.join('\n'));
     for (const domain of state.domains) this.domainNames.set(domain.id, domain.name);
-    if (index.relative.length === 0) this.byStart = index.fixed.slice();
-    else {
+    if (index.relative.length === 0) {
+      // Only ever read while shared: every change goes through writable() first.
+      this.byStart = index.fixed as AnnotationRecord[];
+      this.byId = index.fixedById as Map<number, AnnotationRecord>;
+      this.shared = true;
+    } else {
       const resolved = index.relative.map(({ seed }): AnnotationRecord => {
         const end = seed.end ?? (seed.endAgoMs !== undefined ? now - seed.endAgoMs : undefined);
         return {
@@ -155,8 +167,9 @@ export class AnnotationStore {
       });
       // Two sorted runs, which the sort merges.
       this.byStart = [...index.fixed, ...resolved.sort(compare)].sort(compare);
+      this.byId = new Map(this.byStart.map((r) => [r.id, r]));
+      this.shared = false;
     }
-    for (const record of this.byStart) this.byId.set(record.id, record);
     this.nextId = index.maxId + 1;
   }
 
@@ -199,6 +212,7 @@ export class AnnotationStore {
       type: 'USER_ENTERED',
       user,
     };
+    this.writable();
     this.byId.set(record.id, record);
     this.insert(record);
     return record.id;
@@ -229,6 +243,7 @@ export class AnnotationStore {
       type: record.type,
       user: record.user,
     };
+    this.writable();
     if (start !== record.start) {
       this.remove(record);
       this.insert(updated);
@@ -240,8 +255,17 @@ export class AnnotationStore {
   /** Deletes the annotation; 404 if there is none. */
   delete(id: number): void {
     const record = this.record(id);
+    this.writable();
     this.remove(record);
     this.byId.delete(id);
+  }
+
+  /** Before the first change: the store's own copies of the seed index's collections. */
+  private writable(): void {
+    if (!this.shared) return;
+    this.byStart = this.byStart.slice();
+    this.byId = new Map(this.byId);
+    this.shared = false;
   }
 
   /** Domains and annotations in the fixture format, with absolute times, by id. */

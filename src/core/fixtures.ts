@@ -97,14 +97,17 @@ function fillerOf(schema: TSchema): Filler | undefined {
     }
     case 'Object': {
       if ('default' in Object(schema.additionalProperties)) return (value) => Value.Default(schema, value);
+      // Value.Default also copies a property an object inherits (`constructor`, say) onto it.
       const properties = Object.entries(schema.properties as Record<string, TSchema>)
-        .map(([key, property]) => [key, fillerOf(property)] as const)
+        .map(([key, property]) => [key, fillerOf(property) ?? (key in Object.prototype ? (v: unknown) => Value.Default(property, v) : undefined)] as const)
         .filter((entry): entry is readonly [string, Filler] => entry[1] !== undefined);
       if (!own && properties.length === 0) return undefined;
       const outer = own ? ownDefault(schema) : (value: unknown) => value;
       return (value) => {
         const filled = outer(value);
         if (!isObject(filled)) return filled;
+        // An array where an object belongs (invalid anyway): it inherits `at` and the like, as above.
+        if (Array.isArray(filled)) return Value.Default(schema, filled);
         for (const [key, fill] of properties) {
           const next = fill(filled[key]);
           if (next !== undefined) filled[key] = next;
