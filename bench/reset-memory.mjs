@@ -50,19 +50,23 @@ export async function resetMemoryBench({ resets = 100, forks = 20, seedDir, env 
     const afterLoad = rssMiB(server.pid);
     log(`RSS after load: ${fmt.mib(afterLoad)}`);
 
+    const loadPeak = peakRssMiB(server.pid);
     const resetTimes = [];
-    for (let i = 0; i < resets; i++) resetTimes.push(await timed(server.port, agent, 'POST', '/_emulator/reset', 200));
-    const peak = peakRssMiB(server.pid);
+    let duringResets = 0;
+    for (let i = 0; i < resets; i++) {
+      resetTimes.push(await timed(server.port, agent, 'POST', '/_emulator/reset', 200));
+      duringResets = Math.max(duringResets, rssMiB(server.pid));
+    }
     await sleep(SETTLE_MS);
     const afterResets = rssMiB(server.pid);
     log(`reset: median ${fmt.ms(median(resetTimes))}; RSS after ${resets} resets: ${fmt.mib(afterResets)}`);
 
     const rows = [
-      ['RSS after loading the large seed', fmt.mib(afterLoad), `VmRSS ${SETTLE_MS / 1000} s after healthy`, '-', '-'],
+      ['RSS after loading the large seed', fmt.mib(afterLoad), `VmRSS ${SETTLE_MS / 1000} s after healthy; peak while loading (VmHWM) ${fmt.mib(loadPeak)}`, '-', '-'],
       [
         `RSS after ${resets} resets, large seed`,
         fmt.mib(afterResets),
-        `same process, ${SETTLE_MS / 1000} s after the last reset: ${fmt.pct(afterResets / afterLoad)} of after load; peak (VmHWM) ${fmt.mib(peak)}`,
+        `same process, ${SETTLE_MS / 1000} s after the last reset: ${fmt.pct(afterResets / afterLoad)} of after load; highest after any reset ${fmt.mib(duringResets)}`,
         `<= ${fmt.pct(TARGET_RATIO)} of after load`,
         afterResets <= afterLoad * TARGET_RATIO ? 'yes' : 'NO',
       ],

@@ -43,7 +43,8 @@ function distinct(domainIds: number[] | undefined): number[] | undefined {
 
 /** Whether no domain id appears twice (a seed's lists are short, so no Set is built). */
 function isDistinct(domainIds: readonly number[]): boolean {
-  return domainIds.every((d, i) => domainIds.indexOf(d) === i);
+  for (let i = 1; i < domainIds.length; i++) if (domainIds.lastIndexOf(domainIds[i], i - 1) >= 0) return false;
+  return true;
 }
 
 /** The first id handed out: ids of the real service have seven digits or more. */
@@ -103,7 +104,9 @@ function seedIndexOf(annotations: readonly AnnotationSeed[], now: number): SeedI
     else fixed.push({ ...(seed as AnnotationRecord), domainIds: [...new Set(seed.domainIds)] });
   });
   fixed.sort(compare);
-  const index: SeedIndex = { fixed, fixedById: new Map(fixed.map((r) => [r.id, r])), relative, maxId };
+  const fixedById = new Map<number, AnnotationRecord>();
+  for (const record of fixed) fixedById.set(record.id, record);
+  const index: SeedIndex = { fixed, fixedById, relative, maxId };
   seedIndexes.set(annotations, index);
   return index;
 }

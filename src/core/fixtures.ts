@@ -88,9 +88,9 @@ function fillerOf(schema: TSchema): Filler | undefined {
     case 'Array': {
       const items = fillerOf(schema.items as TSchema);
       if (!own && !items) return undefined;
-      const outer = own ? ownDefault(schema) : (value: unknown) => value;
+      const outer = own ? ownDefault(schema) : undefined;
       return (value) => {
-        const filled = Array.isArray(value) ? value : outer(value);
+        const filled = Array.isArray(value) || !outer ? value : outer(value);
         if (items && Array.isArray(filled)) for (let i = 0; i < filled.length; i++) filled[i] = items(filled[i]);
         return filled;
       };
@@ -102,15 +102,17 @@ function fillerOf(schema: TSchema): Filler | undefined {
         .map(([key, property]) => [key, fillerOf(property) ?? (key in Object.prototype ? (v: unknown) => Value.Default(property, v) : undefined)] as const)
         .filter((entry): entry is readonly [string, Filler] => entry[1] !== undefined);
       if (!own && properties.length === 0) return undefined;
-      const outer = own ? ownDefault(schema) : (value: unknown) => value;
+      const outer = own ? ownDefault(schema) : undefined;
+      const keys = properties.map(([key]) => key);
+      const fills = properties.map(([, fill]) => fill);
       return (value) => {
-        const filled = outer(value);
+        const filled = outer ? outer(value) : value;
         if (!isObject(filled)) return filled;
         // An array where an object belongs (invalid anyway): it inherits `at` and the like, as above.
         if (Array.isArray(filled)) return Value.Default(schema, filled);
-        for (const [key, fill] of properties) {
-          const next = fill(filled[key]);
-          if (next !== undefined) filled[key] = next;
+        for (let i = 0; i < keys.length; i++) {
+          const next = fills[i](filled[keys[i]]);
+          if (next !== undefined) filled[keys[i]] = next;
         }
         return filled;
       };

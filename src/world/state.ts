@@ -73,11 +73,15 @@ function referenceProblems(state: State, keys: Keys, problem: (text: () => strin
       if (!keys.cloudServers.has(id)) problem(() => `$.grids[${i}].deployment.cloudServerIds[${j}]: no cloud server ${id}`);
     });
   });
-  state.annotations.forEach((a, i) => {
-    a.domainIds.forEach((d, j) => {
+  // Plain loops: a seed can hold hundreds of thousands of annotations.
+  const { annotations } = state;
+  for (let i = 0; i < annotations.length; i++) {
+    const { domainIds } = annotations[i];
+    for (let j = 0; j < domainIds.length; j++) {
+      const d = domainIds[j];
       if (!keys.domains.has(d)) problem(() => `$.annotations[${i}].domainIds[${j}]: no domain ${d}`);
-    });
-  });
+    }
+  }
 }
 
 /**
