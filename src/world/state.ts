@@ -109,9 +109,12 @@ function throwProblems(where: string, { listed, total }: { listed: string[]; tot
   if (total) throw new FixtureError(problemMessage(where, listed.map((p) => `${where}: ${p}`), total - listed.length));
 }
 
-/** Validates a whole state (a PUT of /_emulator/state, a state file). */
-export function parseState(data: unknown, where: string): State {
-  const state = validate(StateSchema, { ...emptyState(), ...(data as object) }, where);
+/**
+ * Validates a whole state (a PUT of /_emulator/state, a state file). `owned`: nobody else
+ * holds `data` (a file just parsed), so its defaults go in without copying it first.
+ */
+export function parseState(data: unknown, where: string, { owned = false } = {}): State {
+  const state = validate(StateSchema, { ...emptyState(), ...(data as object) }, where, { owned });
   throwProblems(where, consistencyProblems(state));
   return state;
 }
