@@ -52,12 +52,13 @@ export const FIRST_ANNOTATION_ID = 1_000_000;
 
 /** The problems of the annotation at `i` of a seed (see annotationSeedProblems), added to `into`. */
 function seedProblems(a: AnnotationSeed, i: number, now: number, into: string[]): void {
-  const at = `$.annotations[${i}] (id ${a.id})`;
-  if ((a.start === undefined) === (a.startAgoMs === undefined)) into.push(`${at}: give exactly one of start and startAgoMs`);
-  if (a.end !== undefined && a.endAgoMs !== undefined) into.push(`${at}: give at most one of end and endAgoMs`);
+  // Runs once per seed annotation: the text is only made for a problem.
+  const at = () => `$.annotations[${i}] (id ${a.id})`;
+  if ((a.start === undefined) === (a.startAgoMs === undefined)) into.push(`${at()}: give exactly one of start and startAgoMs`);
+  if (a.end !== undefined && a.endAgoMs !== undefined) into.push(`${at()}: give at most one of end and endAgoMs`);
   const start = a.start ?? (a.startAgoMs !== undefined ? now - a.startAgoMs : undefined);
   const end = a.end ?? (a.endAgoMs !== undefined ? now - a.endAgoMs : undefined);
-  if (start !== undefined && end !== undefined && end < start) into.push(`${at}: end (${end}) is before start (${start})`);
+  if (start !== undefined && end !== undefined && end < start) into.push(`${at()}: end (${end}) is before start (${start})`);
 }
 
 /**
@@ -66,7 +67,7 @@ function seedProblems(a: AnnotationSeed, i: number, now: number, into: string[])
  */
 export function annotationSeedProblems(annotations: readonly AnnotationSeed[], now: number): string[] {
   const problems: string[] = [];
-  annotations.forEach((a, i) => seedProblems(a, i, now, problems));
+  for (let i = 0; i < annotations.length; i++) seedProblems(annotations[i], i, now, problems);
   return problems;
 }
 
@@ -96,13 +97,14 @@ function seedIndexOf(annotations: readonly AnnotationSeed[], now: number): SeedI
   const fixed: AnnotationRecord[] = [];
   const relative: Array<{ seed: AnnotationSeed; index: number }> = [];
   let maxId = FIRST_ANNOTATION_ID - 1;
-  annotations.forEach((seed, index) => {
+  for (let index = 0; index < annotations.length; index++) {
+    const seed = annotations[index];
     if (seed.id > maxId) maxId = seed.id;
     if (seed.start === undefined || seed.startAgoMs !== undefined || seed.endAgoMs !== undefined) relative.push({ seed, index });
     // The seed's object itself is the record: it has the record's fields, less a lastModified left out.
     else if (isDistinct(seed.domainIds)) fixed.push(seed as AnnotationRecord);
     else fixed.push({ ...(seed as AnnotationRecord), domainIds: [...new Set(seed.domainIds)] });
-  });
+  }
   fixed.sort(compare);
   const fixedById = new Map<number, AnnotationRecord>();
   for (const record of fixed) fixedById.set(record.id, record);
