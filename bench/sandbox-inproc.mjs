@@ -1,7 +1,7 @@
 // The in-process cost of sandboxes, without HTTP: run by bench/sandboxes.mjs as
 // `node --expose-gc bench/sandbox-inproc.mjs` against the built package, it prints one JSON line.
 // A create here is what PUT /_emulator/sandboxes/<name> does once its request is parsed: a new
-// World from the seed (a structured clone of it and fresh stores).
+// World from the seed (fresh stores, built over the seed that every world shares).
 //
 // Environment: BATCH (creates per batch, default 50), BATCHES (default 20), HELD (sandboxes held
 // for the heap measure, default 100), FIXTURES_DIR (default the bundled demo seed).

@@ -4,18 +4,23 @@ import { FixtureError } from '../core/fixtures.js';
 import { RateCounters } from '../core/rate-counters.js';
 import type { Annotation, AnnotationCreate, AnnotationSections, AnnotationSeed, AnnotationUpdate, DomainSeed } from './schemas.js';
 
-/** An annotation as stored: absolute times, domains by id. */
+/**
+ * An annotation as stored: absolute times, domains by id. A seed annotation with absolute
+ * times is stored as it is, shared by every store built from that seed (each reset, each
+ * sandbox), so a record is never changed: an update replaces it.
+ */
 interface AnnotationRecord {
-  id: number;
-  title: string;
-  text: string;
-  start: number;
-  end?: number;
-  domainIds: number[];
-  lastModified: number;
-  source: string;
-  type: string;
-  user: string;
+  readonly id: number;
+  readonly title: string;
+  readonly text: string;
+  readonly start: number;
+  readonly end?: number;
+  readonly domainIds: readonly number[];
+  /** Absent on a seed annotation that gives none: then it is the moment the store was loaded. */
+  readonly lastModified?: number;
+  readonly source: string;
+  readonly type: string;
+  readonly user: string;
 }
 
 export interface AnnotationFilter {
@@ -36,8 +41,25 @@ function distinct(domainIds: number[] | undefined): number[] | undefined {
   return domainIds === undefined ? undefined : [...new Set(domainIds)];
 }
 
+/** Whether no domain id appears twice (a seed's lists are short, so no Set is built). */
+function isDistinct(domainIds: readonly number[]): boolean {
+  for (let i = 1; i < domainIds.length; i++) if (domainIds.lastIndexOf(domainIds[i], i - 1) >= 0) return false;
+  return true;
+}
+
 /** The first id handed out: ids of the real service have seven digits or more. */
 export const FIRST_ANNOTATION_ID = 1_000_000;
+
+/** The problems of the annotation at `i` of a seed (see annotationSeedProblems), added to `into`. */
+function seedProblems(a: AnnotationSeed, i: number, now: number, into: string[]): void {
+  // Runs once per seed annotation: the text is only made for a problem.
+  const at = () => `$.annotations[${i}] (id ${a.id})`;
+  if ((a.start === undefined) === (a.startAgoMs === undefined)) into.push(`${at()}: give exactly one of start and startAgoMs`);
+  if (a.end !== undefined && a.endAgoMs !== undefined) into.push(`${at()}: give at most one of end and endAgoMs`);
+  const start = a.start ?? (a.startAgoMs !== undefined ? now - a.startAgoMs : undefined);
+  const end = a.end ?? (a.endAgoMs !== undefined ? now - a.endAgoMs : undefined);
+  if (start !== undefined && end !== undefined && end < start) into.push(`${at()}: end (${end}) is before start (${start})`);
+}
 
 /**
  * Fixture problems the schema cannot express: which form of a time is given, and a range
@@ -45,15 +67,50 @@ export const FIRST_ANNOTATION_ID = 1_000_000;
  */
 export function annotationSeedProblems(annotations: readonly AnnotationSeed[], now: number): string[] {
   const problems: string[] = [];
-  annotations.forEach((a, i) => {
-    const at = `$.annotations[${i}] (id ${a.id})`;
-    if ((a.start === undefined) === (a.startAgoMs === undefined)) problems.push(`${at}: give exactly one of start and startAgoMs`);
-    if (a.end !== undefined && a.endAgoMs !== undefined) problems.push(`${at}: give at most one of end and endAgoMs`);
-    const start = a.start ?? (a.startAgoMs !== undefined ? now - a.startAgoMs : undefined);
-    const end = a.end ?? (a.endAgoMs !== undefined ? now - a.endAgoMs : undefined);
-    if (start !== undefined && end !== undefined && end < start) problems.push(`${at}: end (${end}) is before start (${start})`);
-  });
+  for (let i = 0; i < annotations.length; i++) seedProblems(annotations[i], i, now, problems);
   return problems;
+}
+
+/**
+ * What every store built from one seed shares, worked out once per seed: a reset or a new
+ * sandbox then builds its store without copying or re-sorting a single annotation.
+ */
+interface SeedIndex {
+  /** The annotations with absolute times, as records (mostly the seed's own objects), sorted by `compare`. */
+  fixed: readonly AnnotationRecord[];
+  /** The same records by id. */
+  fixedById: ReadonlyMap<number, AnnotationRecord>;
+  /** The annotations with a time relative to the load (startAgoMs, endAgoMs), resolved at each load. */
+  relative: ReadonlyArray<{ seed: AnnotationSeed; index: number }>;
+  /** The largest id of the seed (FIRST_ANNOTATION_ID - 1 when smaller). */
+  maxId: number;
+}
+const seedIndexes = new WeakMap<readonly AnnotationSeed[], SeedIndex>();
+
+/** The index of a seed, built on its first load; a seed with problems throws them (and is not kept). */
+function seedIndexOf(annotations: readonly AnnotationSeed[], now: number): SeedIndex {
+  const known = seedIndexes.get(annotations);
+  if (known) return known;
+  const problems = annotationSeedProblems(annotations, now);
+  // A state imported over HTTP with such a problem is the caller's mistake (400).
+  if (problems.length) throw new FixtureError(problems.join('\n'));
+  const fixed: AnnotationRecord[] = [];
+  const relative: Array<{ seed: AnnotationSeed; index: number }> = [];
+  let maxId = FIRST_ANNOTATION_ID - 1;
+  for (let index = 0; index < annotations.length; index++) {
+    const seed = annotations[index];
+    if (seed.id > maxId) maxId = seed.id;
+    if (seed.start === undefined || seed.startAgoMs !== undefined || seed.endAgoMs !== undefined) relative.push({ seed, index });
+    // The seed's object itself is the record: it has the record's fields, less a lastModified left out.
+    else if (isDistinct(seed.domainIds)) fixed.push(seed as AnnotationRecord);
+    else fixed.push({ ...(seed as AnnotationRecord), domainIds: [...new Set(seed.domainIds)] });
+  }
+  fixed.sort(compare);
+  const fixedById = new Map<number, AnnotationRecord>();
+  for (const record of fixed) fixedById.set(record.id, record);
+  const index: SeedIndex = { fixed, fixedById, relative, maxId };
+  seedIndexes.set(annotations, index);
+  return index;
 }
 
 /**
@@ -61,10 +118,17 @@ export function annotationSeedProblems(annotations: readonly AnnotationSeed[], n
  * date-range query is two binary searches and a slice, however many annotations there are.
  */
 export class AnnotationStore {
-  private readonly byId = new Map<number, AnnotationRecord>();
-  /** Every annotation, sorted by `compare`. */
-  private readonly byStart: AnnotationRecord[];
+  /**
+   * Every annotation by id, and sorted by `compare`. While `shared`, both are the seed index's
+   * own, shared with every store built from the seed: a store copies them on its first change
+   * (`writable`), so a reset or a sandbox that is only read allocates nothing for them.
+   */
+  private byId: Map<number, AnnotationRecord>;
+  private byStart: AnnotationRecord[];
+  private shared: boolean;
   private readonly domainNames = new Map<number, string>();
+  /** When the store was built: the lastModified of seed annotations that give none. */
+  private readonly loadedAt: number;
   /**
    * Ids only grow, so an id deleted in this session is never handed out again; they start at
    * FIRST_ANNOTATION_ID, or after the largest id of the seed when that is larger.
@@ -73,35 +137,45 @@ export class AnnotationStore {
   /** Requests per token in the current rate-limit window; a reset starts them afresh. */
   readonly rateLimits = new RateCounters();
 
+  /** `state` is only read: its annotations may be shared with other stores built from it. */
   constructor(
     private readonly state: AnnotationSections,
     private readonly clock: Clock,
   ) {
-    const now = clock.now();
-    const problems = annotationSeedProblems(state.annotations, now);
-    // statusCode: a state imported over HTTP with such a problem is the caller's mistake (400).
+    const now = (this.loadedAt = clock.now());
+    const index = seedIndexOf(state.annotations, now);
+    // Relative times move with the load time, so their problems (a range ending before it starts) can too.
+    const problems: string[] = [];
+    for (const { seed, index: i } of index.relative) seedProblems(seed, i, now, problems);
     if (problems.length) throw new FixtureError(problems.join('\n'));
     for (const domain of state.domains) this.domainNames.set(domain.id, domain.name);
-    for (const seed of state.annotations) {
-      const start = seed.start ?? now - (seed.startAgoMs as number);
-      const end = seed.end ?? (seed.endAgoMs !== undefined ? now - seed.endAgoMs : undefined);
-      this.byId.set(seed.id, {
-        id: seed.id,
-        title: seed.title,
-        text: seed.text,
-        start,
-        ...(end !== undefined ? { end } : {}),
-        domainIds: [...new Set(seed.domainIds)],
-        lastModified: seed.lastModified ?? now,
-        source: seed.source,
-        type: seed.type,
-        user: seed.user,
+    if (index.relative.length === 0) {
+      // Only ever read while shared: every change goes through writable() first.
+      this.byStart = index.fixed as AnnotationRecord[];
+      this.byId = index.fixedById as Map<number, AnnotationRecord>;
+      this.shared = true;
+    } else {
+      const resolved = index.relative.map(({ seed }): AnnotationRecord => {
+        const end = seed.end ?? (seed.endAgoMs !== undefined ? now - seed.endAgoMs : undefined);
+        return {
+          id: seed.id,
+          title: seed.title,
+          text: seed.text,
+          start: seed.start ?? now - (seed.startAgoMs as number),
+          ...(end !== undefined ? { end } : {}),
+          domainIds: [...new Set(seed.domainIds)],
+          lastModified: seed.lastModified ?? now,
+          source: seed.source,
+          type: seed.type,
+          user: seed.user,
+        };
       });
+      // Two sorted runs, which the sort merges.
+      this.byStart = [...index.fixed, ...resolved.sort(compare)].sort(compare);
+      this.byId = new Map(this.byStart.map((r) => [r.id, r]));
+      this.shared = false;
     }
-    this.byStart = [...this.byId.values()].sort(compare);
-    let max = FIRST_ANNOTATION_ID - 1;
-    for (const id of this.byId.keys()) max = Math.max(max, id);
-    this.nextId = max + 1;
+    this.nextId = index.maxId + 1;
   }
 
   domains(): ReadonlyArray<DomainSeed> {
@@ -143,6 +217,7 @@ export class AnnotationStore {
       type: 'USER_ENTERED',
       user,
     };
+    this.writable();
     this.byId.set(record.id, record);
     this.insert(record);
     return record.id;
@@ -151,6 +226,7 @@ export class AnnotationStore {
   /**
    * Changes the fields given; the others keep their values. `end: null` removes the range.
    * The range is checked after merging, so moving `start` past the stored `end` is refused.
+   * The record is replaced, not changed: it may be the seed's own.
    */
   update(id: number, patch: AnnotationUpdate): Annotation {
     const record = this.record(id);
@@ -160,32 +236,61 @@ export class AnnotationStore {
     const end = patch.end === null ? undefined : (patch.end ?? record.end);
     checkRange(start, end);
 
+    const updated: AnnotationRecord = {
+      id,
+      title: patch.title ?? record.title,
+      text: patch.text ?? record.text,
+      start,
+      ...(end !== undefined ? { end } : {}),
+      domainIds: domainIds ?? record.domainIds,
+      lastModified: this.clock.now(),
+      source: record.source,
+      type: record.type,
+      user: record.user,
+    };
+    this.writable();
     if (start !== record.start) {
       this.remove(record);
-      record.start = start;
-      this.insert(record);
-    }
-    if (end === undefined) delete record.end;
-    else record.end = end;
-    if (patch.title !== undefined) record.title = patch.title;
-    if (patch.text !== undefined) record.text = patch.text;
-    if (domainIds) record.domainIds = domainIds;
-    record.lastModified = this.clock.now();
-    return this.view(record);
+      this.insert(updated);
+    } else this.byStart[this.lowerBound(start, id)] = updated;
+    this.byId.set(id, updated);
+    return this.view(updated);
   }
 
   /** Deletes the annotation; 404 if there is none. */
   delete(id: number): void {
     const record = this.record(id);
+    this.writable();
     this.remove(record);
     this.byId.delete(id);
+  }
+
+  /** Before the first change: the store's own copies of the seed index's collections. */
+  private writable(): void {
+    if (!this.shared) return;
+    this.byStart = this.byStart.slice();
+    this.byId = new Map(this.byId);
+    this.shared = false;
   }
 
   /** Domains and annotations in the fixture format, with absolute times, by id. */
   export(): AnnotationSections {
     const annotations = [...this.byId.values()]
       .sort((a, b) => a.id - b.id)
-      .map((a): AnnotationSeed => ({ ...a, domainIds: [...a.domainIds] }));
+      .map(
+        (a): AnnotationSeed => ({
+          id: a.id,
+          title: a.title,
+          text: a.text,
+          start: a.start,
+          ...(a.end !== undefined ? { end: a.end } : {}),
+          domainIds: [...a.domainIds],
+          lastModified: a.lastModified ?? this.loadedAt,
+          source: a.source,
+          type: a.type,
+          user: a.user,
+        }),
+      );
     return { domains: this.state.domains.map((d) => ({ ...d })), annotations };
   }
 
@@ -208,7 +313,7 @@ export class AnnotationStore {
       start: a.start,
       ...(a.end !== undefined ? { end: a.end } : {}),
       domains: a.domainIds.map((id) => ({ id, name: this.domainNames.get(id) ?? String(id) })),
-      lastModified: a.lastModified,
+      lastModified: a.lastModified ?? this.loadedAt,
       source: a.source,
       type: a.type,
       user: a.user,

@@ -114,3 +114,12 @@ export class EnvironmentStore {
     env.lastLaunchedBy = user;
   }
 }
+
+/**
+ * The store's own copy of a seed test environment (seed records are shared and must not
+ * change): a start sets its launch and who launched it when, a stop rewrites the launch's
+ * steps and sets lastStoppedAt, the control API sets the next outcome; the rest is only read.
+ */
+export function ownEnvironment(env: EnvironmentSeed): EnvironmentSeed {
+  return env.launch ? { ...env, launch: { ...env.launch } } : { ...env };
+}

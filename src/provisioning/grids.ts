@@ -281,6 +281,21 @@ export class GridStore {
   }
 }
 
+/**
+ * The store's own copy of a seed grid. Seed records are shared by every store built from the
+ * seed (each reset, each sandbox) and must not change: a start or stop sets the grid's
+ * deployment and next outcome, rewrites the deployment's steps and journal, and adds lines
+ * to that journal in place. Everything else of a grid is only read.
+ */
+export function ownGrid(grid: GridSeed): GridSeed {
+  return grid.deployment ? { ...grid, deployment: { ...grid.deployment, journal: [...grid.deployment.journal] } } : { ...grid };
+}
+
+/** The store's own copy of a seed cloud server: its actions set its steps and health check; the rest is only read. */
+export function ownServer(server: CloudServerRecord): CloudServerRecord {
+  return { ...server };
+}
+
 /** A cloud server created from one of a grid's templates; its schedule is written after. */
 function newServer(template: ServerTemplate, id: number, gridId: number, at: number): CloudServerRecord {
   const host = hostFor(template.cloudType, template.region, [id]);

@@ -79,3 +79,11 @@ export class RsdbStore {
     };
   }
 }
+
+/**
+ * The store's own copy of a seed RSDB (seed records are shared and must not change): a start
+ * sets its launch, a stop rewrites the launch's steps; the rest is only read.
+ */
+export function ownRsdb(rsdb: RsdbSeed): RsdbSeed {
+  return rsdb.launch ? { ...rsdb, launch: { ...rsdb.launch } } : { ...rsdb };
+}

@@ -1,10 +1,10 @@
 import type { Clock } from '../core/clock.js';
 import { badRequest } from '../http/errors.js';
-import { EnvironmentStore } from './environments.js';
-import { GridStore } from './grids.js';
+import { EnvironmentStore, ownEnvironment } from './environments.js';
+import { GridStore, ownGrid, ownServer } from './grids.js';
 import { LIFECYCLE_TABLES } from './lifecycles.js';
 import type { ResourceKind, ResourceLifecycle, ScheduleReader } from './resources.js';
-import { RsdbStore } from './rsdbs.js';
+import { RsdbStore, ownRsdb } from './rsdbs.js';
 import type {
   CloudServer,
   CloudServerListItem,
@@ -31,21 +31,30 @@ const KINDS: readonly ResourceKind[] = ['grid', 'cloudServer', 'rsdb', 'environm
 
 /**
  * Grids, cloud servers, RSDBs and test environments: one entry point over the store of each
- * resource (grids.ts, rsdbs.ts, environments.ts). Works on the fixture records themselves, so
+ * resource (grids.ts, rsdbs.ts, environments.ts). Works on records in the fixture format, so
  * export() hands back exactly what a fixture file would hold. Every action writes a schedule;
  * every read works the state out from the clock.
  */
 export class ProvisioningStore {
+  /** The store's own records: copies of the seed's, which every reset and sandbox shares. */
+  private readonly state: ProvisioningSections;
   private readonly grids: GridStore;
   private readonly rsdbs: RsdbStore;
   private readonly environments: EnvironmentStore;
   private readonly schedules: Readonly<Record<ResourceKind, ScheduleReader>>;
 
+  /** `seed` is only read; its records are copied (a shallow copy each, see ownGrid and the others). */
   constructor(
-    private readonly state: ProvisioningSections,
+    seed: ProvisioningSections,
     private readonly clock: Clock,
     timeScale: number,
   ) {
+    const state: ProvisioningSections = (this.state = {
+      grids: seed.grids.map(ownGrid),
+      cloudServers: seed.cloudServers.map(ownServer),
+      rsdbs: seed.rsdbs.map(ownRsdb),
+      environments: seed.environments.map(ownEnvironment),
+    });
     const loadedAt = clock.now();
     this.grids = new GridStore(state, clock, timeScale, loadedAt);
     this.rsdbs = new RsdbStore(state.rsdbs, clock, timeScale, loadedAt);

@@ -45,26 +45,23 @@ const keyOf: Record<SectionName, (item: never) => string | number> = {
   alerts: (a: { uid: string }) => a.uid,
 };
 
-/**
- * Problems a schema cannot see: duplicates and references to things that do not exist. Lists
- * the first MAX_LISTED_PROBLEMS and counts the rest, so a state with a million of them costs
- * no more than one pass.
- */
-export function consistencyProblems(state: State): { listed: string[]; total: number } {
+/** The identities of one section, for `has` lookups. */
+type Keys = Record<SectionName, { has(key: string | number): boolean }>;
+
+/** Collects problems: the first MAX_LISTED_PROBLEMS as text, the rest only counted. */
+function problemList() {
   const listed: string[] = [];
   let total = 0;
-  const problem = (text: () => string) => {
-    if (total++ < MAX_LISTED_PROBLEMS) listed.push(text());
+  return {
+    problem: (text: () => string) => {
+      if (total++ < MAX_LISTED_PROBLEMS) listed.push(text());
+    },
+    result: () => ({ listed, total }),
   };
-  const keys = {} as Record<SectionName, Set<string | number>>;
-  for (const name of SECTION_NAMES) {
-    keys[name] = new Set();
-    (state[name] as never[]).forEach((item, i) => {
-      const key = keyOf[name](item);
-      if (keys[name].has(key)) problem(() => `$.${name}[${i}]: duplicate ${name} entry ${JSON.stringify(key)}`);
-      keys[name].add(key);
-    });
-  }
+}
+
+/** References to things that do not exist, given the identities of every section. */
+function referenceProblems(state: State, keys: Keys, problem: (text: () => string) => void): void {
   state.tokens.forEach((t, i) => {
     if (!keys.users.has(t.userName)) problem(() => `$.tokens[${i}].userName: no user '${t.userName}'`);
   });
@@ -76,45 +73,78 @@ export function consistencyProblems(state: State): { listed: string[]; total: nu
       if (!keys.cloudServers.has(id)) problem(() => `$.grids[${i}].deployment.cloudServerIds[${j}]: no cloud server ${id}`);
     });
   });
-  state.annotations.forEach((a, i) => {
-    a.domainIds.forEach((d, j) => {
+  // Plain loops: a seed can hold hundreds of thousands of annotations.
+  const { annotations } = state;
+  for (let i = 0; i < annotations.length; i++) {
+    const { domainIds } = annotations[i];
+    for (let j = 0; j < domainIds.length; j++) {
+      const d = domainIds[j];
       if (!keys.domains.has(d)) problem(() => `$.annotations[${i}].domainIds[${j}]: no domain ${d}`);
-    });
-  });
-  return { listed, total };
+    }
+  }
 }
 
-/** Throws the consistency problems of `state`, if any, prefixed by `where`. */
-function checkConsistency(state: State, where: string): void {
-  const { listed, total } = consistencyProblems(state);
+/**
+ * Problems a schema cannot see: duplicates and references to things that do not exist. Lists
+ * the first MAX_LISTED_PROBLEMS and counts the rest, so a state with a million of them costs
+ * no more than one pass.
+ */
+export function consistencyProblems(state: State): { listed: string[]; total: number } {
+  const { problem, result } = problemList();
+  const keys = {} as Record<SectionName, Set<string | number>>;
+  for (const name of SECTION_NAMES) {
+    keys[name] = new Set();
+    (state[name] as never[]).forEach((item, i) => {
+      const key = keyOf[name](item);
+      if (keys[name].has(key)) problem(() => `$.${name}[${i}]: duplicate ${name} entry ${JSON.stringify(key)}`);
+      keys[name].add(key);
+    });
+  }
+  referenceProblems(state, keys, problem);
+  return result();
+}
+
+/** Throws the problems found, if any, prefixed by `where`. */
+function throwProblems(where: string, { listed, total }: { listed: string[]; total: number }): void {
   if (total) throw new FixtureError(problemMessage(where, listed.map((p) => `${where}: ${p}`), total - listed.length));
 }
 
-/** Validates a whole state (a PUT of /_emulator/state, a state file). */
-export function parseState(data: unknown, where: string): State {
-  const state = validate(StateSchema, { ...emptyState(), ...(data as object) }, where);
-  checkConsistency(state, where);
+/**
+ * Validates a whole state (a PUT of /_emulator/state, a state file). `owned`: nobody else
+ * holds `data` (a file just parsed), so its defaults go in without copying it first.
+ */
+export function parseState(data: unknown, where: string, { owned = false } = {}): State {
+  const state = validate(StateSchema, { ...emptyState(), ...(data as object) }, where, { owned });
+  throwProblems(where, consistencyProblems(state));
   return state;
 }
 
-/** Reads and merges every fixture file of a folder into one State. */
+/**
+ * Reads and merges every fixture file of a folder into one State. An id defined twice, in
+ * one file or two, is refused naming both places; the identities found on the way serve
+ * the reference checks too.
+ */
 export async function loadFixtures(dir: string): Promise<State> {
   const files = await readFixtureFiles(dir, FixtureFileSchema);
   const state = emptyState();
-  const origin = new Map<string, string>();
+  const origins = {} as Record<SectionName, Map<string | number, string>>;
+  for (const name of SECTION_NAMES) origins[name] = new Map();
   for (const { file, data } of files) {
     for (const name of SECTION_NAMES) {
       const items = (data[name] ?? []) as never[];
+      const origin = origins[name];
+      const into = state[name] as never[];
       for (const item of items) {
-        const key = `${name}:${keyOf[name](item)}`;
-        if (origin.has(key)) {
-          throw new FixtureError(`${file}: $.${name}: ${JSON.stringify(keyOf[name](item))} is also defined in ${origin.get(key)}`);
-        }
+        const key = keyOf[name](item);
+        const earlier = origin.get(key);
+        if (earlier !== undefined) throw new FixtureError(`${file}: $.${name}: ${JSON.stringify(key)} is also defined in ${earlier}`);
         origin.set(key, file);
-        (state[name] as never[]).push(item);
+        into.push(item);
       }
     }
   }
-  checkConsistency(state, dir);
+  const { problem, result } = problemList();
+  referenceProblems(state, origins, problem);
+  throwProblems(dir, result());
   return state;
 }

@@ -30,6 +30,7 @@ export class World {
   /** The clock settings the process started with, which reset restores. */
   private readonly startClock: { scale: number; frozen: boolean };
 
+  /** Neither `seed` nor `initial` is ever changed: the stores copy what they change. */
   constructor(
     private readonly seed: State,
     readonly clock: ControllableClock,
@@ -39,7 +40,7 @@ export class World {
     /** The sandbox this world is; none for the default world. */
     readonly name?: string,
   ) {
-    this.current = this.build(structuredClone(initial));
+    this.current = this.build(initial);
     this.faults = new FaultStore(clock);
     this.journal = new Journal(config.journalSize, config.journalBodyLimitBytes, name);
     const { scale, frozen } = clock.status();
@@ -57,7 +58,7 @@ export class World {
    * backwards: lifecycles re-seeded by a reset start from the current time.
    */
   reset(): void {
-    this.current = this.build(structuredClone(this.seed));
+    this.current = this.build(this.seed);
     this.clock.setScale(this.startClock.scale);
     this.clock.setFrozen(this.startClock.frozen);
     this.faults.clear();
@@ -65,18 +66,18 @@ export class World {
   }
 
   /**
-   * A new world beside this one, as a sandbox starts: its own copy of the seed this world
-   * started from (or of `state`), and its own clock, starting at this world's current time with
-   * the clock settings the process started with.
+   * A new world beside this one, as a sandbox starts: its own stores, built from the seed this
+   * world started from (or from `state`), which it shares without changing it, and its own
+   * clock, starting at this world's current time with the clock settings the process started with.
    */
   fork(name: string, state?: State): World {
     const clock = new EmulatorClock({ start: this.clock.now(), scale: this.startClock.scale, frozen: this.startClock.frozen });
     return new World(this.seed, clock, this.config, state, name);
   }
 
-  /** Replaces the whole state (already validated). */
+  /** Replaces the whole state (already validated; kept, and never changed). */
   replace(state: State): void {
-    this.current = this.build(structuredClone(state));
+    this.current = this.build(state);
   }
 
   /** The whole state in the fixture format. */
@@ -97,6 +98,10 @@ export class World {
     return { ...auth.counts(), ...provisioning.counts(), ...annotations.counts(), ...alerts.counts() };
   }
 
+  /**
+   * Fresh stores from a state, which they only read: every store copies what it changes, so
+   * the seed is shared, not copied, by each reset and each sandbox forked from this world.
+   */
   private build(state: State): Stores {
     const { clock, config } = this;
     return {

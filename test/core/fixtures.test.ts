@@ -35,6 +35,12 @@ describe('fixtures loader', () => {
     await expect(loadFixtures(await folder({ 'y.json': '{ "users": [' }))).rejects.toThrow(/y\.json: \$: not valid JSON/);
   });
 
+  it('refuses a "__proto__" key like any other unknown property, and changes no prototype', async () => {
+    const text = '{"users":[{"userName":"a@example.com","password":"x","__proto__":{"tenant":"ACME"}}]}';
+    await expect(loadFixtures(await folder({ 'p.json': text }))).rejects.toThrow(/p\.json: \$\.users\[0\]\.__proto__: Unexpected property/);
+    expect(({} as { tenant?: string }).tenant).toBeUndefined();
+  });
+
   it('refuses an id defined twice across files, naming both files', async () => {
     const dir = await folder({ 'a.json': { users: [user] }, 'b.json': { users: [user] } });
     await expect(loadFixtures(dir)).rejects.toThrow(/b\.json: \$\.users: "a@example\.com" is also defined in .*a\.json/);
