@@ -13,9 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fmt, markdownTable, median, num, request, rssMiB, sleep, startProcess } from './lib.mjs';
-import { writeSeed } from './seeds.mjs';
+import { LARGE_SEED, writeSeed } from './seeds.mjs';
 
-const LARGE = { grids: 1000, annotations: 100_000, domains: 10 };
+const LARGE = LARGE_SEED;
 /** How long the process is left alone before its RSS is read (lazy loads, heap settling). */
 const SETTLE_MS = 3000;
 /** "Within 10%": the RSS after the resets may exceed the RSS after load by this ratio. */

@@ -35,6 +35,7 @@ import {
   startProcess,
 } from './lib.mjs';
 import { imageBench } from './image.mjs';
+import { resetMemoryBench } from './reset-memory.mjs';
 import { sandboxBench } from './sandboxes.mjs';
 import { alternateStarts, bareSide } from './startup.mjs';
 import {
@@ -43,6 +44,7 @@ import {
   ANNOTATION_STEP_MS,
   BENCH_TOKEN,
   FIRST_GRID_ID,
+  LARGE_SEED,
   filteredQuery,
   writeSeed,
 } from './seeds.mjs';
@@ -62,7 +64,7 @@ for (const part of PARTS) {
   if (!ALL_PARTS.includes(part)) throw new Error(`BENCH_PARTS: unknown part '${part}' (known: ${ALL_PARTS.join(', ')})`);
 }
 
-const LARGE = { grids: 1000, annotations: 100_000, domains: 10 };
+const LARGE = LARGE_SEED;
 const CLOUD = '/concerto/services/rest/CloudService/v1';
 const ANNOTATIONS = '/concerto/mpulse/api/annotations/v1';
 const AUTH = { 'x-auth-token': BENCH_TOKEN };
@@ -276,34 +278,9 @@ async function main() {
     // --- Reset on the large seed -----------------------------------------------------------
     if (PARTS.has('reset')) {
       // One process: its RSS once idle after the load, then after the resets (idle again).
-      const resetServer = await startProcess({ env: serverEnv });
-      const resetTimes = [];
-      let loadRss;
-      let afterResetsRss;
-      let peakRss = 0;
-      try {
-        loadRss = await idleRss(resetServer);
-        for (let i = 0; i < RESETS; i++) {
-          const t0 = performance.now();
-          const res = await request(resetServer.port, { method: 'POST', path: '/_emulator/reset', timeoutMs: 60_000 });
-          resetTimes.push(performance.now() - t0);
-          if (res.status !== 200) throw new Error(`reset answered ${res.status}: ${res.text.slice(0, 300)}`);
-          peakRss = Math.max(peakRss, rssMiB(resetServer.pid));
-        }
-        afterResetsRss = await idleRss(resetServer);
-      } finally {
-        await resetServer.stop();
-      }
-      log(`reset: median ${fmt.ms(median(resetTimes))}; RSS ${fmt.mib(loadRss)} after load, ${fmt.mib(afterResetsRss)} after ${RESETS} resets`);
-      const growth = afterResetsRss / loadRss - 1;
-      goalRows.push([
-        `RSS after ${RESETS} resets of the large seed, against after load`,
-        `${growth >= 0 ? '+' : ''}${fmt.pct(growth)}`,
-        `${fmt.mib(afterResetsRss)} against ${fmt.mib(loadRss)} (VmRSS of one process, each 3 s after going idle); highest after a reset ${fmt.mib(peakRss)}`,
-        'within 10%',
-        yes(Math.abs(growth) <= 0.1),
-      ]);
-      otherRows.push(['POST /_emulator/reset, large seed', fmt.ms(median(resetTimes)), `median of ${RESETS} (max ${fmt.ms(Math.max(...resetTimes))})`, '-', '-']);
+      const [afterLoad, afterResets, ...rest] = await resetMemoryBench({ resets: RESETS, seedDir: largeDir, env: serverEnv, log: (line) => log(`  ${line}`) });
+      goalRows.push(afterResets);
+      otherRows.push(afterLoad, ...rest);
     }
 
     // --- The container image ----------------------------------------------------------------

@@ -12,6 +12,8 @@ export const FIRST_GRID_ID = 100_001;
 export const FIRST_ANNOTATION_ID = 1_000_001;
 export const FIRST_DOMAIN_ID = 9_001;
 export const ALERT_UID = 'bench-alert';
+/** The benchmark's large seed. */
+export const LARGE_SEED = { grids: 1000, annotations: 100_000, domains: 10 };
 
 const CLOUD_TYPES = ['EC2', 'AZURE', 'COMPUTE_ENGINE'];
 const REGIONS = [
