@@ -120,6 +120,8 @@ function refuseWithoutAdminToken(request: FastifyRequest, reply: FastifyReply, e
 
 /** Calls `done` when the request may go on (after any latency), or answers it instead. */
 function injectFaults(request: FastifyRequest, reply: FastifyReply, emulator: Emulator, done: HookHandlerDoneFunction): void {
+  // Without rules (the usual case) there is nothing to judge, and no facts to gather.
+  if (emulator.faults.isEmpty) return done();
   // The path as sent, cut where the router cuts it: before the query or a fragment.
   const end = request.url.search(/[?#]/);
   const verdict = emulator.faults.judge({ method: request.method, path: end < 0 ? request.url : request.url.slice(0, end), headers: request.headers });
