@@ -3,9 +3,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.js';
 import { ApiError, ErrorBodySchema, badRequest, installErrorHandling, unauthorized } from '../http/errors.js';
-import { parseId } from '../http/routing.js';
+import { noContent, parseId, type StoreOf } from '../http/routing.js';
 import { registerRateLimit } from '../http/rate-limit.js';
-import type { StoreOf } from '../http/routing.js';
 import type { AnnotationStore } from './store.js';
 import { installBodyRules } from '../http/bodies.js';
 import { firstValue, integerOf } from '../http/validation.js';
@@ -229,7 +228,7 @@ export const annotationRoutes: FastifyPluginAsyncTypebox<AnnotationOptions> = as
     },
     async (request, reply) => {
       store(request).delete(parseId(request.params.id, 'annotation'));
-      return reply.code(204).send(null);
+      return noContent(reply);
     },
   );
 };

@@ -63,14 +63,20 @@ export function installControlHooks(app: FastifyInstance): void {
   app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: HookHandlerDoneFunction) => {
     const emulator = request.world;
     // A request refused before its world was known (a bad sandbox name) has no journal to go to.
-    if (emulator && emulator.journal.size > 0 && !requestArea(request)?.control) record(emulator, request, reply.statusCode, payloadSize(payload));
+    if (emulator && emulator.journal.size > 0 && !requestArea(request)?.control) {
+      const status = reply.statusCode;
+      record(emulator, request, status, payloadSize(status, payload));
+    }
     done();
   });
 }
 
-/** Bytes of a response body as onSend sees it; -1 for a stream, whose length is not known yet. */
-function payloadSize(payload: unknown): number {
-  if (payload === null || payload === undefined) return 0;
+/**
+ * Bytes of a response body as onSend sees it; -1 for a stream, whose length is not known yet.
+ * A 204 or 304 answers no body, whatever a route handed over (Fastify drops it).
+ */
+function payloadSize(status: number, payload: unknown): number {
+  if (payload === null || payload === undefined || status === 204 || status === 304) return 0;
   if (typeof payload === 'string') return Buffer.byteLength(payload);
   if (payload instanceof Uint8Array) return payload.byteLength;
   return -1;
