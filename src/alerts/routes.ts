@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.js';
 import { ErrorBodySchema, badRequest, installErrorHandling } from '../http/errors.js';
 import { registerRateLimit } from '../http/rate-limit.js';
-import type { StoreOf } from '../http/routing.js';
+import { noContent, type StoreOf } from '../http/routing.js';
 import type { AlertStore } from './store.js';
 import { AlertParamsSchema, ClearBodySchema, FireBodySchema } from './schemas.js';
 
@@ -65,7 +65,7 @@ export const alertRoutes: FastifyPluginAsyncTypebox<AlertOptions> = async (app, 
     },
     async (request, reply) => {
       store(request).fire(request.params.uid, request.body ?? undefined);
-      return reply.code(204).send(null);
+      return noContent(reply);
     },
   );
 
@@ -83,7 +83,7 @@ export const alertRoutes: FastifyPluginAsyncTypebox<AlertOptions> = async (app, 
     },
     async (request, reply) => {
       store(request).clear(request.params.uid);
-      return reply.code(204).send(null);
+      return noContent(reply);
     },
   );
 };

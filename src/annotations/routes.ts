@@ -1,11 +1,10 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.js';
 import { ApiError, ErrorBodySchema, badRequest, installErrorHandling, unauthorized } from '../http/errors.js';
-import { parseId } from '../http/routing.js';
+import { noContent, parseId, type StoreOf } from '../http/routing.js';
 import { registerRateLimit } from '../http/rate-limit.js';
-import type { StoreOf } from '../http/routing.js';
 import type { AnnotationStore } from './store.js';
 import { installBodyRules } from '../http/bodies.js';
 import { firstValue, integerOf } from '../http/validation.js';
@@ -33,7 +32,8 @@ export const ANNOTATIONS_PREFIX = '/concerto/mpulse/api/annotations/v1';
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorBodySchema]));
 
 function isJson(contentType: string | undefined): boolean {
-  return contentType !== undefined && /^\s*application\/json\s*(;|$)/i.test(contentType);
+  if (contentType === undefined) return false;
+  return contentType === 'application/json' || /^\s*application\/json\s*(;|$)/i.test(contentType);
 }
 
 /** A query time: epoch milliseconds as an integer, nothing else. */
@@ -72,17 +72,21 @@ function timeOf(value: Digits, field: string): number {
 function domainIdsOf(value: Digits | Digits[] | undefined): number[] | undefined {
   if (value === undefined) return undefined;
   if (!Array.isArray(value)) return [integerOf(value, 'domainIds', DOMAIN_ID_RANGE)];
-  return value.map((id, i) => integerOf(id, `domainIds.${i}`, DOMAIN_ID_RANGE));
+  const ids: number[] = [];
+  for (let i = 0; i < value.length; i++) {
+    const id = value[i];
+    // A number has passed the schema's range already; only a string of digits needs integerOf
+    // (and only then is the field's name worth building).
+    ids.push(typeof id === 'number' && id >= DOMAIN_ID_RANGE.minimum ? id : integerOf(id, `domainIds.${i}`, DOMAIN_ID_RANGE));
+  }
+  return ids;
 }
 
 function createOf(body: AnnotationCreateBody): AnnotationCreate {
-  return {
-    title: body.title,
-    text: body.text,
-    start: timeOf(body.start, 'start'),
-    ...(body.end !== undefined ? { end: timeOf(body.end, 'end') } : {}),
-    ...(body.domainIds !== undefined ? { domainIds: domainIdsOf(body.domainIds) } : {}),
-  };
+  const create: AnnotationCreate = { title: body.title, text: body.text, start: timeOf(body.start, 'start') };
+  if (body.end !== undefined) create.end = timeOf(body.end, 'end');
+  if (body.domainIds !== undefined) create.domainIds = domainIdsOf(body.domainIds);
+  return create;
 }
 
 function updateOf(body: AnnotationUpdateBody): AnnotationUpdate {
@@ -112,28 +116,37 @@ export const annotationRoutes: FastifyPluginAsyncTypebox<AnnotationOptions> = as
   // A read or delete that comes with a Content-Type (and maybe `{}`) is not refused for it.
   installBodyRules(app, { anyContentType: false });
 
-  // The spec's 415 covers any create or update without application/json, an empty one
-  // included; checked before parsing so that no body parser gets a say first.
-  app.addHook('preParsing', async (request) => {
-    if (request.method !== 'POST' && request.method !== 'PUT') return;
-    const type = request.headers['content-type'];
-    if (!isJson(type)) {
-      throw new ApiError(
-        415,
-        type === undefined
-          ? 'the request has no Content-Type: send the body as application/json'
-          : `unsupported Content-Type '${type}': send the body as application/json`,
-      );
-    }
-  });
-
   registerRateLimit(app, {
     max: config.rateLimitMax,
     windowMs: config.rateLimitWindowMs,
     per: 'token',
     // The root guard has already refused requests without a valid token.
-    key: (request) => `token:${request.session?.token ?? String(request.headers['x-auth-token'])}`,
+    key: (request) => request.session?.token ?? String(request.headers['x-auth-token']),
     counters: (request) => store(request).rateLimits,
+  });
+
+  // The spec's 415 covers any create or update without application/json, an empty one
+  // included; checked before parsing so that no body parser gets a say first. The last
+  // onRequest hook of the create and update routes (after the rate limit's, which counts
+  // the request): a callback hook on the two routes that take a body costs no promise, and
+  // the reads and deletes skip it.
+  const requireJson = (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void => {
+    const type = request.headers['content-type'];
+    if (isJson(type)) return done();
+    done(
+      new ApiError(
+        415,
+        type === undefined
+          ? 'the request has no Content-Type: send the body as application/json'
+          : `unsupported Content-Type '${type}': send the body as application/json`,
+      ),
+    );
+  };
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (!methods.includes('POST') && !methods.includes('PUT')) return;
+    const own = route.onRequest;
+    route.onRequest = [...(own === undefined ? [] : Array.isArray(own) ? own : [own]), requireJson] as typeof route.onRequest;
   });
 
   const wrapped = config.annotationsListWrapped;
@@ -215,7 +228,7 @@ export const annotationRoutes: FastifyPluginAsyncTypebox<AnnotationOptions> = as
     },
     async (request, reply) => {
       store(request).delete(parseId(request.params.id, 'annotation'));
-      return reply.code(204).send(null);
+      return noContent(reply);
     },
   );
 };

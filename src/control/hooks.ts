@@ -63,14 +63,20 @@ export function installControlHooks(app: FastifyInstance): void {
   app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: HookHandlerDoneFunction) => {
     const emulator = request.world;
     // A request refused before its world was known (a bad sandbox name) has no journal to go to.
-    if (emulator && emulator.journal.size > 0 && !requestArea(request)?.control) record(emulator, request, reply.statusCode, payloadSize(payload));
+    if (emulator && emulator.journal.size > 0 && !requestArea(request)?.control) {
+      const status = reply.statusCode;
+      record(emulator, request, status, payloadSize(status, payload));
+    }
     done();
   });
 }
 
-/** Bytes of a response body as onSend sees it; -1 for a stream, whose length is not known yet. */
-function payloadSize(payload: unknown): number {
-  if (payload === null || payload === undefined) return 0;
+/**
+ * Bytes of a response body as onSend sees it; -1 for a stream, whose length is not known yet.
+ * A 204 or 304 answers no body, whatever a route handed over (Fastify drops it).
+ */
+function payloadSize(status: number, payload: unknown): number {
+  if (payload === null || payload === undefined || status === 204 || status === 304) return 0;
   if (typeof payload === 'string') return Buffer.byteLength(payload);
   if (payload instanceof Uint8Array) return payload.byteLength;
   return -1;
@@ -120,6 +126,8 @@ function refuseWithoutAdminToken(request: FastifyRequest, reply: FastifyReply, e
 
 /** Calls `done` when the request may go on (after any latency), or answers it instead. */
 function injectFaults(request: FastifyRequest, reply: FastifyReply, emulator: Emulator, done: HookHandlerDoneFunction): void {
+  // Without rules (the usual case) there is nothing to judge, and no facts to gather.
+  if (emulator.faults.isEmpty) return done();
   // The path as sent, cut where the router cuts it: before the query or a fragment.
   const end = request.url.search(/[?#]/);
   const verdict = emulator.faults.judge({ method: request.method, path: end < 0 ? request.url : request.url.slice(0, end), headers: request.headers });

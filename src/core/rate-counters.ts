@@ -23,6 +23,11 @@ export interface WindowCount {
  */
 export class RateCounters {
   private readonly windows = new Map<string, { count: number; startedAt: number }>();
+  /**
+   * The key hit last, which is the last in the map's order: hitting it again needs no move to
+   * the end (a delete and a set, which cost a write more than the rest of the count).
+   */
+  private newest: string | undefined;
 
   constructor(
     private readonly capacity = RATE_LIMIT_KEYS,
@@ -33,11 +38,20 @@ export class RateCounters {
   hit(key: string, windowMs: number): WindowCount {
     const now = this.now();
     let window = this.windows.get(key);
-    if (!window || now - window.startedAt >= windowMs) window = { count: 0, startedAt: now };
+    if (window === undefined) {
+      window = { count: 0, startedAt: now };
+      this.windows.set(key, window);
+      if (this.windows.size > this.capacity) this.windows.delete(this.windows.keys().next().value as string);
+    } else if (key !== this.newest) {
+      this.windows.delete(key);
+      this.windows.set(key, window);
+    }
+    this.newest = key;
+    if (now - window.startedAt >= windowMs) {
+      window.count = 0;
+      window.startedAt = now;
+    }
     window.count++;
-    this.windows.delete(key);
-    this.windows.set(key, window);
-    if (this.windows.size > this.capacity) this.windows.delete(this.windows.keys().next().value as string);
     return { current: window.count, ttl: window.startedAt + windowMs - now };
   }
 
@@ -51,6 +65,7 @@ export class RateCounters {
 
   clear(): void {
     this.windows.clear();
+    this.newest = undefined;
   }
 
   get size(): number {

@@ -9,6 +9,7 @@ export interface RateLimitOptions {
   windowMs: number;
   /** What is counted, for the 429 message: "token", "alert". */
   per: string;
+  /** What a request is counted under (the counters belong to one interface, so no prefix is needed). */
   key: (request: FastifyRequest) => string;
   /**
    * Requests that are not counted at all (say, for an alert that does not exist, which answers
@@ -37,11 +38,14 @@ export interface RateLimitOptions {
 export function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): void {
   const { max, windowMs, key, uncounted, counters } = options;
   const limit = `${max} request${max === 1 ? '' : 's'} per ${durationText(windowMs)} per ${options.per}`;
+  const maxText = String(max);
   const hook = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
     if (uncounted?.(request)) return done();
     const { current, ttl } = counters(request).hit(key(request), windowMs);
     const resetSeconds = Math.ceil(ttl / 1000);
-    reply.header('x-ratelimit-limit', max).header('x-ratelimit-remaining', Math.max(0, max - current)).header('x-ratelimit-reset', resetSeconds);
+    reply.header('x-ratelimit-limit', maxText);
+    reply.header('x-ratelimit-remaining', max > current ? max - current : 0);
+    reply.header('x-ratelimit-reset', resetSeconds);
     if (current <= max) return done();
     reply.header('retry-after', resetSeconds);
     done(new ApiError(429, `rate limit exceeded: at most ${limit}; retry in ${durationText(resetSeconds * 1000)}`));

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest, HTTPMethods } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { badRequest, sendError } from './errors.js';
 
 const METHODS: HTTPMethods[] = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT'];
@@ -34,3 +34,11 @@ export function parseId(raw: string, what: string): number {
  * the whole world.
  */
 export type StoreOf<T> = (request: FastifyRequest) => T;
+
+/**
+ * Answers 204 with no payload at all. `send(null)` would have the null serialised and a
+ * Content-Type set, only for Fastify to drop both again because a 204 has no body.
+ */
+export function noContent(reply: FastifyReply): FastifyReply {
+  return reply.code(204).send();
+}

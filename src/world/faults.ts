@@ -348,6 +348,11 @@ export class FaultStore {
     this.rebuildRegexes();
   }
 
+  /** Whether there are no rules at all (active or not): then no request needs judging. */
+  get isEmpty(): boolean {
+    return this.rules.length === 0;
+  }
+
   /**
    * Judges one request. Rules are tried in the order they were created: every matching
    * latency rule adds its delay, and the first matching status or drop rule answers.

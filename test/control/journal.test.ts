@@ -133,6 +133,14 @@ describe('journal entries: headers, body, response size', () => {
     expect(read.body).toBeUndefined();
   });
 
+  it('records a response size of 0 for an answer without a body (204)', async () => {
+    ({ app } = await makeApp(annotationSeed()));
+    const created = await annotate('to delete');
+    expect((await app.inject({ method: 'DELETE', url: `${ANNOTATIONS}/${created.json().id}`, headers: AUTH })).statusCode).toBe(204);
+    const [deleted] = (await journal()).entries;
+    expect(deleted).toMatchObject({ method: 'DELETE', status: 204, responseSize: 0 });
+  });
+
   it('cuts a body longer than JOURNAL_BODY_LIMIT_BYTES, with a marker, and keeps none with 0', async () => {
     ({ app } = await makeApp(annotationSeed(), { journalBodyLimitBytes: 100 }));
     await annotate('short');

@@ -70,6 +70,16 @@ describe('annotations: per token', () => {
     expect((await app.inject({ url: ANNOTATIONS, headers: OTHER })).json()).toHaveLength(1);
   });
 
+  it('counts a create refused for its Content-Type (415), and refuses a create over the limit (429) before looking at it', async () => {
+    ({ app } = await makeApp(seed(), { rateLimitMax: 2 }));
+    const text = { ...AUTH, 'content-type': 'text/plain' };
+    const refused = await app.inject({ method: 'POST', url: ANNOTATIONS, headers: text, payload: 'x' });
+    expect(refused.statusCode).toBe(415);
+    expect(refused.headers['x-ratelimit-remaining']).toBe('1');
+    expect((await app.inject({ method: 'PUT', url: `${ANNOTATIONS}/1`, headers: text, payload: 'x' })).headers['x-ratelimit-remaining']).toBe('0');
+    expectLimited(await app.inject({ method: 'POST', url: ANNOTATIONS, headers: text, payload: 'x' }), 2, '1 minute', 'token');
+  });
+
   it('keeps a separate count for each token', async () => {
     ({ app } = await makeApp(seed(), { rateLimitMax: 1 }));
     expect((await app.inject({ url: ANNOTATIONS, headers: AUTH })).statusCode).toBe(200);
@@ -195,6 +205,25 @@ describe('RateCounters', () => {
     expect(counters.peek('a', 1000).current).toBe(2);
     counters.clear();
     expect(counters.size).toBe(0);
+  });
+
+  it('keeps the order of use when a key is hit several times in a row', () => {
+    const counters = new RateCounters(2, () => 0);
+    counters.hit('a', 1000);
+    counters.hit('a', 1000);
+    counters.hit('b', 1000);
+    counters.hit('a', 1000);
+    // 'b' is now the least recently used.
+    counters.hit('c', 1000);
+    expect(counters.peek('b', 1000).current).toBe(0);
+    expect(counters.peek('a', 1000).current).toBe(3);
+    counters.hit('c', 1000);
+    counters.hit('d', 1000);
+    expect(counters.peek('a', 1000).current).toBe(0);
+    expect(counters.peek('c', 1000).current).toBe(2);
+    counters.clear();
+    counters.hit('d', 1000);
+    expect(counters.peek('d', 1000)).toEqual({ current: 1, ttl: 1000 });
   });
 
   it('words windows the way a person reads them', () => {
