@@ -1,10 +1,14 @@
 import type { Clock } from '../core/clock.js';
+import type { SectionSnapshot } from '../core/snapshot.js';
 import { badRequest, notFound } from '../http/errors.js';
 import { FixtureError } from '../core/fixtures.js';
 import { RateCounters } from '../core/rate-counters.js';
 import type { Annotation, AnnotationCreate, AnnotationSections, AnnotationSeed, AnnotationUpdate, DomainSeed } from './schemas.js';
 
-/** An annotation as stored: absolute times, domains by id. */
+/**
+ * An annotation as stored: absolute times, domains by id. A record is never changed once
+ * stored (an update stores a changed copy), so that a snapshot can hold records themselves.
+ */
 interface AnnotationRecord {
   id: number;
   title: string;
@@ -153,24 +157,30 @@ export class AnnotationStore {
    * The range is checked after merging, so moving `start` past the stored `end` is refused.
    */
   update(id: number, patch: AnnotationUpdate): Annotation {
-    const record = this.record(id);
+    const old = this.record(id);
     const domainIds = distinct(patch.domainIds);
     if (domainIds) this.checkDomains(domainIds);
-    const start = patch.start ?? record.start;
-    const end = patch.end === null ? undefined : (patch.end ?? record.end);
+    const start = patch.start ?? old.start;
+    const end = patch.end === null ? undefined : (patch.end ?? old.end);
     checkRange(start, end);
 
-    if (start !== record.start) {
-      this.remove(record);
-      record.start = start;
-      this.insert(record);
-    }
+    // A changed copy replaces the record (a snapshot being written may hold the old one); its
+    // keys keep the order of the record's, as an export writes them.
+    const record = { ...old };
+    record.start = start;
     if (end === undefined) delete record.end;
     else record.end = end;
     if (patch.title !== undefined) record.title = patch.title;
     if (patch.text !== undefined) record.text = patch.text;
     if (domainIds) record.domainIds = domainIds;
     record.lastModified = this.clock.now();
+    this.byId.set(id, record);
+    if (start !== old.start) {
+      this.remove(old);
+      this.insert(record);
+    } else {
+      this.byStart[this.lowerBound(start, id)] = record;
+    }
     return this.view(record);
   }
 
@@ -187,6 +197,14 @@ export class AnnotationStore {
       .sort((a, b) => a.id - b.id)
       .map((a): AnnotationSeed => ({ ...a, domainIds: [...a.domainIds] }));
     return { domains: this.state.domains.map((d) => ({ ...d })), annotations };
+  }
+
+  /**
+   * Domains and annotations for an export in slices (core/snapshot.ts): neither is ever
+   * changed once stored, so the snapshot holds them as they are, to be sorted by id later.
+   */
+  snapshot(): Record<'domains' | 'annotations', SectionSnapshot> {
+    return { domains: { items: [...this.state.domains] }, annotations: { items: [...this.byId.values()], sortById: true } };
   }
 
   /** How many domains and annotations there are, without exporting them. */

@@ -1,9 +1,11 @@
+import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { World } from '../world/world.js';
 import type { StoreOf } from '../http/routing.js';
 import { ErrorBodySchema, badRequest } from '../http/errors.js';
 import { allowOnly } from '../http/routing.js';
-import { SECTION_NAMES, StateSchema, parseState, type State } from '../world/state.js';
+import { SECTION_NAMES, StateSchema, parseState, type SectionName, type State } from '../world/state.js';
+import { exportText, type ListSerializer } from '../world/export-stream.js';
 import { HealthSchema, ReplaceResultSchema, ResetResultSchema } from './schemas.js';
 
 /** A whole exported state can be far larger than any request of the emulated interfaces. */
@@ -72,7 +74,12 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
   );
   allowOnly(app, '/reset', ['POST']);
 
-  /** GET /_emulator/state: the whole state in the fixture format (an export is a valid fixture set). */
+  /**
+   * GET /_emulator/state: the whole state in the fixture format (an export is a valid fixture
+   * set). Streamed: a snapshot taken at once is written out in slices (export-stream.ts), each
+   * section by the serializer of its part of the response schema, so the bytes are those of
+   * the whole schema's serializer, and a large state does not hold up other requests.
+   */
   app.get(
     '/state',
     {
@@ -82,7 +89,16 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
         response: { 200: StateSchema },
       },
     },
-    async (request) => world(request).exportState(),
+    async (request, reply) => {
+      const snapshot = world(request).snapshot();
+      // Compiled once per section schema: Fastify keeps them for the route.
+      const serializers = Object.fromEntries(
+        SECTION_NAMES.map((name) => [name, reply.compileSerializationSchema(StateSchema.properties[name], '200') as unknown as ListSerializer]),
+      ) as Record<SectionName, ListSerializer>;
+      const body = Readable.from(exportText(snapshot, SECTION_NAMES, serializers), { objectMode: false, highWaterMark: 64 * 1024 });
+      // A stream is sent as it is; the response schema still documents the route.
+      return reply.type('application/json; charset=utf-8').send(body as unknown as State);
+    },
   );
 
   /** PUT /_emulator/state: replace the whole state with a posted one, validated first. */
