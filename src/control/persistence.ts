@@ -55,6 +55,9 @@ export async function installPersistence(app: FastifyInstance, { opened, main, s
   let timer: NodeJS.Timeout | undefined;
   if (flushIntervalMs > 0) {
     timer = setInterval(() => {
+      // A write of a large state can take longer than the interval: while one is under way,
+      // the tick is skipped rather than queued (the next write takes the state of its start).
+      if (writer.busy) return;
       // The writer logs and records the failure; the next tick tries again.
       writer.flush().catch(() => undefined);
     }, flushIntervalMs);

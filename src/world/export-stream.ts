@@ -9,8 +9,15 @@ import type { SectionName } from './state.js';
  * file. The text is byte for byte what serialising the whole state in one call gives.
  */
 
-/** A whole state as World.snapshot() takes it, sections in the order of World.exportState(). */
-export type StateSnapshot = Record<SectionName, SectionSnapshot>;
+/**
+ * A whole state as World.snapshot() takes it: the sections in the order of
+ * World.exportState(), and what to call once they have been written out (or given up), so
+ * that the stores stop keeping them as they were.
+ */
+export interface StateSnapshot {
+  sections: Record<SectionName, SectionSnapshot>;
+  release(): void;
+}
 
 /** A sandbox as the state file keeps it, in a snapshot. */
 export interface SandboxSnapshot {
@@ -24,7 +31,7 @@ export interface SandboxSnapshot {
 export type ListSerializer = (items: unknown[]) => string;
 
 /** How long a slice of work may hold the event loop before it lets other work run. */
-const SLICE_MS = 8;
+const SLICE_MS = 5;
 /** Pieces are handed on in chunks of about this many characters (or at the end). */
 const CHUNK_CHARS = 64 * 1024;
 /** Bounds of the entries serialised in one call; the count between them follows the time taken. */
@@ -101,7 +108,8 @@ async function sortedById(items: readonly unknown[], slicer: Slicer): Promise<re
  */
 async function* batches(list: SectionSnapshot, slicer: Slicer, serialize: (values: unknown[]) => string): AsyncGenerator<string> {
   const items = list.sortById ? await sortedById(list.items, slicer) : list.items;
-  let size = 16;
+  // One entry first: the first call of a serializer can be slow (compiled on first use).
+  let size = 1;
   for (let i = 0; i < items.length; ) {
     const t0 = performance.now();
     const slice = items.slice(i, i + size);
@@ -185,7 +193,7 @@ async function* pretty(node: Node, depth: number, slicer: Slicer): AsyncGenerato
   }
 }
 
-const stateNode = (state: StateSnapshot): Node => ({ object: Object.entries(state).map(([name, list]) => [name, { list }]) });
+const stateNode = (state: StateSnapshot): Node => ({ object: Object.entries(state.sections).map(([name, list]) => [name, { list }]) });
 
 /**
  * The state file's text, in chunks: the default world's state in the export format, plus,
@@ -208,10 +216,17 @@ export async function* stateFileText(state: StateSnapshot, sandboxes: readonly S
     top.object.push(['sandboxes', { object: entries }]);
   }
   async function* whole() {
+    // The snapshot was taken in this turn of the event loop; the writing starts in the next.
+    await slicer.pause();
     yield* pretty(top, 0, slicer);
     yield '\n';
   }
-  yield* chunked(whole());
+  try {
+    yield* chunked(whole());
+  } finally {
+    state.release();
+    for (const sandbox of sandboxes) sandbox.state.release();
+  }
 }
 
 // --- The export: the response schema's serializer, compact ------------------------------
@@ -220,20 +235,26 @@ export async function* stateFileText(state: StateSnapshot, sandboxes: readonly S
  * The body of GET /_emulator/state, in chunks: `{"users":[...],"tokens":[...],...}` with the
  * sections in `order` (the response schema's), each section's entries written by its
  * schema's serializer, a batch at a time: the bytes the serializer of the whole state writes.
+ * A section's serializer is asked for when the section is reached (compiling one takes
+ * milliseconds, all of them together more than a slice).
  */
 export async function* exportText(
   state: StateSnapshot,
   order: readonly SectionName[],
-  serializers: Record<SectionName, ListSerializer>,
+  serializerOf: (name: SectionName) => ListSerializer,
 ): AsyncGenerator<string> {
   const slicer = new Slicer();
   async function* whole() {
+    // The snapshot was taken in this turn of the event loop; the writing starts in the next.
+    await slicer.pause();
     yield '{';
     for (let i = 0; i < order.length; i++) {
       const name = order[i];
       yield `${i ? ',' : ''}${JSON.stringify(name)}:[`;
+      const serialize = serializerOf(name);
+      if (slicer.due) await slicer.pause();
       let first = true;
-      for await (const text of batches(state[name], slicer, serializers[name])) {
+      for await (const text of batches(state.sections[name], slicer, serialize)) {
         yield `${first ? '' : ','}${text.slice(1, -1)}`;
         first = false;
       }
@@ -241,5 +262,9 @@ export async function* exportText(
     }
     yield '}';
   }
-  yield* chunked(whole());
+  try {
+    yield* chunked(whole());
+  } finally {
+    state.release();
+  }
 }

@@ -136,6 +136,8 @@ export class StateFileWriter {
   private lastDigest?: string;
   private lastWrittenAt?: number;
   private failure?: { kind: string; message: string; since: number };
+  /** Flushes asked for and not finished yet. */
+  private pending = 0;
   log?: Log;
 
   constructor(
@@ -146,6 +148,11 @@ export class StateFileWriter {
      */
     private readonly snapshot: () => string | Iterable<string> | AsyncIterable<string>,
   ) {}
+
+  /** Whether a flush is under way (or waiting for one): a periodic one need not queue behind it. */
+  get busy(): boolean {
+    return this.pending > 0;
+  }
 
   status(): PersistenceStatus {
     const written = this.lastWrittenAt === undefined ? {} : { lastWrittenAt: iso(this.lastWrittenAt) };
@@ -158,6 +165,7 @@ export class StateFileWriter {
    * write logs its failure whatever came before: the changes it held are lost.
    */
   flush({ final = false } = {}): Promise<void> {
+    this.pending++;
     const run = this.chain.then(async () => {
       const text = this.snapshot();
       // The whole text is kept until it is written (a file that would not change is not
@@ -182,7 +190,7 @@ export class StateFileWriter {
       this.recovered();
     });
     // A failed write must not wedge the ones after it; the caller still sees the failure.
-    this.chain = run.catch(() => undefined);
+    this.chain = run.catch(() => undefined).finally(() => this.pending--);
     return run;
   }
 

@@ -9,6 +9,22 @@ import { Journal } from './journal.js';
 import type { SectionName, State } from './state.js';
 import type { StateSnapshot } from './export-stream.js';
 
+/** States handed over by adoptState: the next World built from one, or replaced with it, takes it without a copy. */
+const adopted = new WeakSet<State>();
+
+/**
+ * Hands `state` over to the World that is next built from it (a sandbox's fork) or replaced
+ * with it: that world takes it as it is instead of copying it, which for a large state is
+ * a long step of its own. Only for a state nothing else holds (one just parsed from a body).
+ */
+export function adoptState(state: State): State {
+  adopted.add(state);
+  return state;
+}
+
+/** `state` itself when it was handed over by adoptState, else a copy of it. */
+const own = (state: State): State => (adopted.delete(state) ? state : structuredClone(state));
+
 export interface Stores {
   auth: AuthStore;
   provisioning: ProvisioningStore;
@@ -40,7 +56,7 @@ export class World {
     /** The sandbox this world is; none for the default world. */
     readonly name?: string,
   ) {
-    this.current = this.build(structuredClone(initial));
+    this.current = this.build(own(initial));
     this.faults = new FaultStore(clock);
     this.journal = new Journal(config.journalSize, config.journalBodyLimitBytes, name);
     const { scale, frozen } = clock.status();
@@ -77,7 +93,7 @@ export class World {
 
   /** Replaces the whole state (already validated). */
   replace(state: State): void {
-    this.current = this.build(structuredClone(state));
+    this.current = this.build(own(state));
   }
 
   /** The whole state in the fixture format. */
@@ -99,7 +115,8 @@ export class World {
    */
   snapshot(): StateSnapshot {
     const { auth, provisioning, annotations, alerts } = this.current;
-    return { ...auth.snapshot(), ...provisioning.snapshot(), ...annotations.snapshot(), ...alerts.snapshot() };
+    const { sections, release } = provisioning.snapshot();
+    return { sections: { ...auth.snapshot(), ...sections, ...annotations.snapshot(), ...alerts.snapshot() }, release };
   }
 
   /** How many entries each section of exportState() holds, read from the stores without copying. */
