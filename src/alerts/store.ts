@@ -1,4 +1,5 @@
 import type { Clock } from '../core/clock.js';
+import type { SectionSnapshot } from '../core/snapshot.js';
 import { conflict, notFound } from '../http/errors.js';
 import { RateCounters } from '../core/rate-counters.js';
 import { ALERT_HISTORY_LIMIT, type Alert, type AlertEvent, type AlertSections, type FireContent } from './schemas.js';
@@ -70,6 +71,11 @@ export class AlertStore {
 
   export(): AlertSections {
     return { alerts: this.list() };
+  }
+
+  /** The alerts for an export in slices (core/snapshot.ts): they change in place, so each is copied, as JSON text. */
+  snapshot(): Record<'alerts', SectionSnapshot> {
+    return { alerts: { items: [...this.alerts.values()].map((a) => JSON.stringify(a)), encoded: true } };
   }
 
   /** How many alerts there are, without copying them. */

@@ -1,4 +1,5 @@
 import type { Clock } from '../core/clock.js';
+import type { SectionSnapshot } from '../core/snapshot.js';
 import { badRequest, notFound } from '../http/errors.js';
 import { FixtureError } from '../core/fixtures.js';
 import { RateCounters } from '../core/rate-counters.js';
@@ -323,6 +324,14 @@ export class AnnotationStore {
         }),
       );
     return { domains: this.state.domains.map((d) => ({ ...d })), annotations };
+  }
+
+  /**
+   * Domains and annotations for an export in slices (core/snapshot.ts): neither is ever
+   * changed once stored, so the snapshot holds them as they are, to be sorted by id later.
+   */
+  snapshot(): Record<'domains' | 'annotations', SectionSnapshot> {
+    return { domains: { items: [...this.state.domains] }, annotations: { items: this.records(), sortById: true } };
   }
 
   /** How many domains and annotations there are, without exporting them. */

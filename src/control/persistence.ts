@@ -2,7 +2,8 @@ import { dirname } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { FixtureError } from '../core/fixtures.js';
 import type { Sandboxes } from '../world/sandboxes.js';
-import { StateFileWriter, persistedText, type OpenedStateFile } from '../world/persistence.js';
+import { StateFileWriter, type OpenedStateFile } from '../world/persistence.js';
+import { stateFileText } from '../world/export-stream.js';
 import type { World } from '../world/world.js';
 
 declare module 'fastify' {
@@ -35,11 +36,13 @@ export async function installPersistence(app: FastifyInstance, { opened, main, s
   if (removed.length) app.log.info({ stateFile: file, removed }, 'removed temporary files left by an interrupted write');
   if (persisted) app.log.info({ stateFile: file, sandboxes: persisted.sandboxes.length }, 'state loaded from the state file');
 
+  // Every world's snapshot is taken in one synchronous step, so the file holds one moment of
+  // all of them; the text is then produced in slices, between which requests are served.
   const writer = new StateFileWriter(file, () =>
-    persistedText({
-      state: main.exportState(),
-      sandboxes: sandboxes.entries().map(({ name, world, createdAt, lastUsedAt }) => ({ name, createdAt, lastUsedAt, state: world.exportState() })),
-    }),
+    stateFileText(
+      main.snapshot(),
+      sandboxes.entries().map(({ name, world, createdAt, lastUsedAt }) => ({ name, createdAt, lastUsedAt, state: world.snapshot() })),
+    ),
   );
   try {
     await writer.flush();
@@ -52,6 +55,9 @@ export async function installPersistence(app: FastifyInstance, { opened, main, s
   let timer: NodeJS.Timeout | undefined;
   if (flushIntervalMs > 0) {
     timer = setInterval(() => {
+      // A write of a large state can take longer than the interval: while one is under way,
+      // the tick is skipped rather than queued (the next write takes the state of its start).
+      if (writer.busy) return;
       // The writer logs and records the failure; the next tick tries again.
       writer.flush().catch(() => undefined);
     }, flushIntervalMs);

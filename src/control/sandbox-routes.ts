@@ -1,11 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { errorCodes } from 'fastify';
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { invalid, missing } from '../core/errors.js';
 import { ErrorBodySchema } from '../http/errors.js';
 import { allowOnly } from '../http/routing.js';
 import { SANDBOX_NAME_RULE, type Sandboxes } from '../world/sandboxes.js';
-import { StateSchema, parseState } from '../world/state.js';
-import { STATE_BODY_LIMIT } from './state-routes.js';
+import { StateSchema } from '../world/state.js';
+import { readStateBody } from '../world/state-parser.js';
+import { STATE_BODY_LIMIT, takeStateBodies } from './state-routes.js';
 
 export const SandboxSummarySchema = Type.Object(
   {
@@ -73,31 +75,36 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandboxes: Sandboxes }> 
   );
 
   /** PUT /_emulator/sandboxes/<name>: create or replace, from the seed or from a posted state. */
-  app.put(
-    '/sandboxes/:name',
-    {
-      bodyLimit: STATE_BODY_LIMIT,
-      // parseState validates, as for PUT /_emulator/state: it names the JSON path and checks references.
-      validatorCompiler: () => (data: unknown) => ({ value: data }),
-      schema: {
-        tags: ['Control'],
-        summary: 'Create (201) or replace (200) a sandbox: no body = from the seed; a body = a state in the export format',
-        params: NameParamsSchema,
-        body: Type.Optional(StateSchema),
-        response: { 200: SandboxSummarySchema, 201: SandboxSummarySchema, 400: ErrorBodySchema, 503: ErrorBodySchema },
+  await app.register(async (scope) => {
+    takeStateBodies(scope);
+    scope.withTypeProvider<TypeBoxTypeProvider>().put(
+      '/sandboxes/:name',
+      {
+        bodyLimit: STATE_BODY_LIMIT,
+        // parseState validates, as for PUT /_emulator/state: it names the JSON path and checks references.
+        validatorCompiler: () => (data: unknown) => ({ value: data }),
+        schema: {
+          tags: ['Control'],
+          summary: 'Create (201) or replace (200) a sandbox: no body = from the seed; a body = a state in the export format',
+          params: NameParamsSchema,
+          body: Type.Optional(StateSchema),
+          response: { 200: SandboxSummarySchema, 201: SandboxSummarySchema, 400: ErrorBodySchema, 503: ErrorBodySchema },
+        },
       },
-    },
-    async (request, reply) => {
-      const body: unknown = request.body;
-      let state;
-      if (body !== undefined && body !== null && body !== '') {
-        if (typeof body !== 'object' || Array.isArray(body)) throw invalid('body: expected a JSON object with the state sections (users, tokens, grids, ...), or no body for the seed');
-        state = parseState(body, 'body');
-      }
-      const { summary, created } = sandboxes.put(nameOf(request), state);
-      return reply.code(created ? 201 : 200).send(summary);
-    },
-  );
+      async (request, reply) => {
+        // No body (or JSON null or "") is the seed; a body is read off the event loop when large.
+        const body = request.body as unknown as Buffer | null | undefined;
+        const read = body === undefined || body === null ? undefined : await readStateBody(body, 'body');
+        if (read?.kind === 'invalid-json') throw new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY();
+        if (read?.kind === 'not-object') {
+          throw invalid('body: expected a JSON object with the state sections (users, tokens, grids, ...), or no body for the seed');
+        }
+        const state = read?.kind === 'state' ? read.state : undefined;
+        const { summary, created } = sandboxes.put(nameOf(request), state);
+        return reply.code(created ? 201 : 200).send(summary);
+      },
+    );
+  });
 
   /** DELETE /_emulator/sandboxes/<name>: gone; a later request to the name (auto mode) starts afresh. */
   app.delete(

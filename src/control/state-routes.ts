@@ -1,13 +1,54 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Readable } from 'node:stream';
+import { errorCodes, type FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { World } from '../world/world.js';
+import { readStateBody } from '../world/state-parser.js';
 import type { StoreOf } from '../http/routing.js';
 import { ErrorBodySchema, badRequest } from '../http/errors.js';
 import { allowOnly } from '../http/routing.js';
-import { SECTION_NAMES, StateSchema, parseState, type State } from '../world/state.js';
+import { SECTION_NAMES, StateSchema, type SectionName, type State } from '../world/state.js';
+import { exportText, type ListSerializer } from '../world/export-stream.js';
 import { HealthSchema, ReplaceResultSchema, ResetResultSchema } from './schemas.js';
 
 /** A whole exported state can be far larger than any request of the emulated interfaces. */
 export const STATE_BODY_LIMIT = 64 * 1024 * 1024;
+
+/**
+ * A scope whose routes take a whole state as their body: the JSON body is handed to the route
+ * as it came (a Buffer), for readStateBody to parse and validate, in a worker thread when it
+ * is large, instead of on the event loop. An empty one is refused as the root's parser does.
+ */
+export function takeStateBodies(scope: FastifyInstance): void {
+  scope.removeContentTypeParser('application/json');
+  scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+    if ((body as Buffer).length === 0) return done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined);
+    done(null, body);
+  });
+}
+
+/**
+ * A schema as the export serialises with it: the same, except that a choice among fixed
+ * strings (an enum, `anyOf` of string constants) is a string. Its serializer then needs no
+ * validator to pick a branch (compiling those took up to 200 ms on a section's first
+ * export), and writes the very same bytes for a valid state, which an export always is.
+ */
+function withPlainEnums(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withPlainEnums);
+  if (node === null || typeof node !== 'object') return node;
+  const { anyOf } = node as { anyOf?: unknown };
+  const isConstant = (branch: unknown) => typeof (branch as { const?: unknown } | null)?.const === 'string';
+  if (Array.isArray(anyOf) && anyOf.length > 0 && anyOf.every(isConstant)) {
+    const { anyOf: _branches, ...rest } = node as Record<string, unknown>;
+    return { ...(withPlainEnums(rest) as object), type: 'string' };
+  }
+  return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, withPlainEnums(value)]));
+}
+
+/** Each section's schema for the export's serializers, made once (Fastify keeps a serializer per schema object). */
+const EXPORT_SCHEMAS = Object.fromEntries(SECTION_NAMES.map((name) => [name, withPlainEnums(StateSchema.properties[name])])) as Record<
+  SectionName,
+  Record<string, unknown>
+>;
 
 /** How many entries each section of a state holds. */
 function sectionCounts(state: State): Record<string, number> {
@@ -72,7 +113,12 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
   );
   allowOnly(app, '/reset', ['POST']);
 
-  /** GET /_emulator/state: the whole state in the fixture format (an export is a valid fixture set). */
+  /**
+   * GET /_emulator/state: the whole state in the fixture format (an export is a valid fixture
+   * set). Streamed: a snapshot taken at once is written out in slices (export-stream.ts), each
+   * section by the serializer of its part of the response schema, so the bytes are those of
+   * the whole schema's serializer, and a large state does not hold up other requests.
+   */
   app.get(
     '/state',
     {
@@ -82,34 +128,43 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
         response: { 200: StateSchema },
       },
     },
-    async (request) => world(request).exportState(),
+    async (request, reply) => {
+      const snapshot = world(request).snapshot();
+      // Compiled on the first export, once per section: Fastify keeps them for the route.
+      const serializerOf = (name: SectionName) => reply.compileSerializationSchema(EXPORT_SCHEMAS[name], '200') as unknown as ListSerializer;
+      const body = Readable.from(exportText(snapshot, SECTION_NAMES, serializerOf), { objectMode: false, highWaterMark: 64 * 1024 });
+      // A stream is sent as it is; the response schema still documents the route.
+      return reply.type('application/json; charset=utf-8').send(body as unknown as State);
+    },
   );
 
   /** PUT /_emulator/state: replace the whole state with a posted one, validated first. */
-  app.put(
-    '/state',
-    {
-      bodyLimit: STATE_BODY_LIMIT,
-      // parseState validates instead: it names the JSON path, and checks what a schema cannot
-      // (duplicate ids, references to things that do not exist).
-      validatorCompiler: () => (data: unknown) => ({ value: data }),
-      schema: {
-        tags: ['Control'],
-        summary: 'Import a whole state (a fixture set); a bad one is refused and the old state kept',
-        body: StateSchema,
-        response: { 200: ReplaceResultSchema, 400: ErrorBodySchema },
+  await app.register(async (scope) => {
+    takeStateBodies(scope);
+    scope.withTypeProvider<TypeBoxTypeProvider>().put(
+      '/state',
+      {
+        bodyLimit: STATE_BODY_LIMIT,
+        // parseState validates instead: it names the JSON path, and checks what a schema cannot
+        // (duplicate ids, references to things that do not exist).
+        validatorCompiler: () => (data: unknown) => ({ value: data }),
+        schema: {
+          tags: ['Control'],
+          summary: 'Import a whole state (a fixture set); a bad one is refused and the old state kept',
+          body: StateSchema,
+          response: { 200: ReplaceResultSchema, 400: ErrorBodySchema },
+        },
       },
-    },
-    async (request) => {
-      const body: unknown = request.body;
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-        throw badRequest('body: expected a JSON object with the state sections (users, tokens, grids, ...)');
-      }
-      // A bad state throws a domain error (400), which the error handler answers.
-      const state = parseState(body, 'body');
-      world(request).replace(state);
-      return { status: 'replaced' as const, counts: sectionCounts(state) };
-    },
-  );
+      async (request) => {
+        // A bad state throws a domain error (400), which the error handler answers.
+        const read = await readStateBody(request.body as unknown as Buffer, 'body');
+        if (read.kind === 'invalid-json') throw new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY();
+        if (read.kind !== 'state') throw badRequest('body: expected a JSON object with the state sections (users, tokens, grids, ...)');
+        const counts = sectionCounts(read.state);
+        world(request).replace(read.state);
+        return { status: 'replaced' as const, counts };
+      },
+    );
+  });
   allowOnly(app, '/state', ['GET', 'PUT']);
 };

@@ -1,4 +1,5 @@
 import type { Clock } from '../core/clock.js';
+import type { SectionSnapshot } from '../core/snapshot.js';
 import { badRequest } from '../http/errors.js';
 import { EnvironmentStore, ownEnvironment } from './environments.js';
 import { GridStore, ownGrid, ownServer } from './grids.js';
@@ -42,6 +43,11 @@ export class ProvisioningStore {
   private readonly rsdbs: RsdbStore;
   private readonly environments: EnvironmentStore;
   private readonly schedules: Readonly<Record<ResourceKind, ScheduleReader>>;
+  /**
+   * The record lists of the snapshots still being written out (see snapshot()): they hold
+   * the records themselves until, before any record changes, they get copies of them.
+   */
+  private readonly readers = new Set<unknown[][]>();
 
   /** `seed` is only read; its records are copied (a shallow copy each, see ownGrid and the others). */
   constructor(
@@ -78,6 +84,29 @@ export class ProvisioningStore {
     return structuredClone({ grids, cloudServers, rsdbs, environments });
   }
 
+  /**
+   * The four sections for an export in slices (core/snapshot.ts). Their records change in
+   * place, but copying a thousand started grids takes tens of milliseconds, so the snapshot
+   * holds the records themselves, and each action that changes one first gives every
+   * snapshot still being written copies of them as they are (beforeChange). `release` says
+   * that the snapshot has been written out: from then on it needs no copy.
+   */
+  snapshot(): { sections: Record<keyof ProvisioningSections, SectionSnapshot>; release: () => void } {
+    const { grids, cloudServers, rsdbs, environments } = this.state;
+    const lists = [[...grids], [...cloudServers], [...rsdbs], [...environments]];
+    this.readers.add(lists);
+    const [g, c, r, e] = lists;
+    const sections = { grids: { items: g }, cloudServers: { items: c }, rsdbs: { items: r }, environments: { items: e } };
+    return { sections, release: () => this.readers.delete(lists) };
+  }
+
+  /** Before an action changes records: the snapshots still being written get copies of them as they are. */
+  private beforeChange(): void {
+    if (this.readers.size === 0) return;
+    for (const lists of this.readers) for (const list of lists) for (let i = 0; i < list.length; i++) list[i] = structuredClone(list[i]);
+    this.readers.clear();
+  }
+
   /** How many entries each of the four sections holds, without exporting them. */
   counts(): Record<keyof ProvisioningSections, number> {
     const { grids, cloudServers, rsdbs, environments } = this.state;
@@ -96,11 +125,13 @@ export class ProvisioningStore {
   }
 
   startGrid(id: number, user: string): Grid {
+    this.beforeChange();
     return this.grids.startGrid(id, user);
   }
 
   /** Terminate when deployed, cancel while deploying, nothing when already down. */
   terminateGrid(id: number): Grid {
+    this.beforeChange();
     return this.grids.terminateGrid(id);
   }
 
@@ -113,15 +144,18 @@ export class ProvisioningStore {
   }
 
   restartCloudServer(id: number): CloudServer {
+    this.beforeChange();
     return this.grids.restartCloudServer(id);
   }
 
   terminateCloudServer(id: number): CloudServer {
+    this.beforeChange();
     return this.grids.terminateCloudServer(id);
   }
 
   /** Control API: the server fails now, whatever it was doing (a terminated one cannot). */
   failServer(id: number): CloudServer {
+    this.beforeChange();
     return this.grids.failServer(id);
   }
 
@@ -132,10 +166,12 @@ export class ProvisioningStore {
   }
 
   startRsdb(id: number): Rsdb {
+    this.beforeChange();
     return this.rsdbs.start(id);
   }
 
   terminateRsdb(id: number): Rsdb {
+    this.beforeChange();
     return this.rsdbs.terminate(id);
   }
 
@@ -146,15 +182,18 @@ export class ProvisioningStore {
   }
 
   startEnvironment(id: number, user: string): Environment {
+    this.beforeChange();
     return this.environments.start(id, user);
   }
 
   terminateEnvironment(id: number): Environment {
+    this.beforeChange();
     return this.environments.terminate(id);
   }
 
   /** Control API: a RUNNING environment's instance is terminated by someone else, now. */
   externallyTerminate(id: number): Environment {
+    this.beforeChange();
     return this.environments.externallyTerminate(id);
   }
 
@@ -165,6 +204,7 @@ export class ProvisioningStore {
    * An RSDB has a single outcome, so only ALLOCATED_DATABASE is accepted for one.
    */
   setNextStartOutcome(kind: string, id: number, outcome: string | null): void {
+    this.beforeChange();
     switch (kind) {
       case 'grid':
         return this.grids.setNextStartOutcome(id, outcome);

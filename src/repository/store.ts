@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../core/clock.js';
+import type { SectionSnapshot } from '../core/snapshot.js';
 import type { Credentials, TokenSeed, UserSeed } from './schemas.js';
 
 export interface Session {
@@ -98,6 +99,16 @@ export class AuthStore {
   exportTokens(): TokenSeed[] {
     this.sweep(this.clock.now());
     return [...this.tokens.values()];
+  }
+
+  /**
+   * Users and live tokens for an export in slices (core/snapshot.ts): users are never
+   * changed, so they are handed out as they are; a token's last use changes in place, so
+   * each token is copied.
+   */
+  snapshot(): Record<'users' | 'tokens', SectionSnapshot> {
+    this.sweep(this.clock.now());
+    return { users: { items: [...this.users.values()] }, tokens: { items: [...this.tokens.values()].map((t) => ({ ...t })) } };
   }
 
   private isLive(record: TokenRecord, now: number): boolean {

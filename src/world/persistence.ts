@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { open, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, isAbsolute } from 'node:path';
 import { wallClock } from '../core/clock.js';
@@ -40,13 +41,15 @@ export async function readStateFile(file: string): Promise<State | undefined> {
  * new, never a half-written one: the text goes to a temporary file beside it, is flushed to
  * disk, and then renamed over the target, which the file system does atomically. When any
  * step fails (a full disk, a read-only or vanished folder), the temporary file is removed.
+ * The text may come in pieces, written one after the other.
  */
-export async function writeStateFile(file: string, text: string): Promise<void> {
+export async function writeStateFile(file: string, text: string | Iterable<string>): Promise<void> {
   const tmp = `${file}.tmp-${process.pid}`;
   try {
     const handle = await open(tmp, 'w');
     try {
-      await handle.writeFile(text, 'utf8');
+      // Each writeFile goes on where the last one ended, and writes all of its piece.
+      for (const piece of typeof text === 'string' ? [text] : text) await handle.writeFile(piece, 'utf8');
       await handle.sync();
     } finally {
       await handle.close();
@@ -129,16 +132,27 @@ const iso = (ms: number) => new Date(ms).toISOString();
  */
 export class StateFileWriter {
   private chain: Promise<void> = Promise.resolve();
-  private lastText?: string;
+  /** SHA-256 of the text last written: a write that would not change the file is skipped. */
+  private lastDigest?: string;
   private lastWrittenAt?: number;
   private failure?: { kind: string; message: string; since: number };
+  /** Flushes asked for and not finished yet. */
+  private pending = 0;
   log?: Log;
 
   constructor(
     readonly file: string,
-    /** The file's whole text, as it should be now. */
-    private readonly snapshot: () => string,
+    /**
+     * The file's whole text, as it should be now: the state is taken when this is called,
+     * and its text may be produced afterwards, in pieces (export-stream.ts).
+     */
+    private readonly snapshot: () => string | Iterable<string> | AsyncIterable<string>,
   ) {}
+
+  /** Whether a flush is under way (or waiting for one): a periodic one need not queue behind it. */
+  get busy(): boolean {
+    return this.pending > 0;
+  }
 
   status(): PersistenceStatus {
     const written = this.lastWrittenAt === undefined ? {} : { lastWrittenAt: iso(this.lastWrittenAt) };
@@ -151,22 +165,32 @@ export class StateFileWriter {
    * write logs its failure whatever came before: the changes it held are lost.
    */
   flush({ final = false } = {}): Promise<void> {
+    this.pending++;
     const run = this.chain.then(async () => {
       const text = this.snapshot();
+      // The whole text is kept until it is written (a file that would not change is not
+      // written at all); a digest of it tells whether it changes the file.
+      const pieces: string[] = [];
+      const hash = createHash('sha256');
+      for await (const piece of typeof text === 'string' ? [text] : text) {
+        pieces.push(piece);
+        hash.update(piece);
+      }
+      const digest = hash.digest('base64');
       // After a failure the file may lag behind, whatever the text: write to find out.
-      if (text === this.lastText && !this.failure) return;
+      if (digest === this.lastDigest && !this.failure) return;
       try {
-        await writeStateFile(this.file, text);
+        await writeStateFile(this.file, pieces);
       } catch (err) {
         this.failed(err as NodeJS.ErrnoException, final);
         throw err;
       }
-      this.lastText = text;
+      this.lastDigest = digest;
       this.lastWrittenAt = wallClock();
       this.recovered();
     });
     // A failed write must not wedge the ones after it; the caller still sees the failure.
-    this.chain = run.catch(() => undefined);
+    this.chain = run.catch(() => undefined).finally(() => this.pending--);
     return run;
   }
 
@@ -206,17 +230,6 @@ export interface PersistedSandbox {
 export interface Persisted {
   state: State;
   sandboxes: PersistedSandbox[];
-}
-
-/**
- * The state file's content: the default world's state in the export format, plus, only when
- * there are sandboxes, a `sandboxes` object of name -> {createdAt, lastUsedAt, state}. A file
- * without sandboxes is exactly an export, so it stays a valid fixture set.
- */
-export function persistedText({ state, sandboxes }: Persisted): string {
-  const file: Record<string, unknown> = { ...state };
-  if (sandboxes.length) file.sandboxes = Object.fromEntries(sandboxes.map(({ name, ...rest }) => [name, rest]));
-  return `${JSON.stringify(file, null, 2)}\n`;
 }
 
 /** Splits a parsed state file into the default state and the sandboxes, validating each. */

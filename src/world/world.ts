@@ -7,6 +7,7 @@ import { AlertStore } from '../alerts/store.js';
 import { FaultStore } from './faults.js';
 import { Journal } from './journal.js';
 import type { SectionName, State } from './state.js';
+import type { StateSnapshot } from './export-stream.js';
 
 export interface Stores {
   auth: AuthStore;
@@ -90,6 +91,17 @@ export class World {
       ...annotations.export(),
       ...alerts.export(),
     });
+  }
+
+  /**
+   * The whole state as it is now, cheaply (no deep copy): what exportState() would answer,
+   * for writing out in slices while requests go on (export-stream.ts). Sections in the
+   * order of exportState().
+   */
+  snapshot(): StateSnapshot {
+    const { auth, provisioning, annotations, alerts } = this.current;
+    const { sections, release } = provisioning.snapshot();
+    return { sections: { ...auth.snapshot(), ...sections, ...annotations.snapshot(), ...alerts.snapshot() }, release };
   }
 
   /** How many entries each section of exportState() holds, read from the stores without copying. */

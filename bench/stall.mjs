@@ -1,0 +1,246 @@
+// The stall part of the benchmark: how long the server's event loop is held by the big state
+// operations, with a large state (200,000 annotations, 1,000 started grids) in one process of the
+// built server: (a) a periodic write of the state file (STATE_FILE), (b) the export
+// (GET /_emulator/state), (c) an import (PUT /_emulator/state) and (d) a sandbox made from a
+// posted state (PUT /_emulator/sandboxes/<name>), both with the export as the body.
+//
+// Seen from outside, with no help from the server: a tight loop of tiny requests
+// (GET /_emulator/health on one kept-alive connection, the next 1 ms after each answer) runs
+// during each operation; the longest gap between two answers is the longest stall. This
+// process's own event-loop delay is reported too, so that a gap it caused is not taken for one
+// of the server's.
+//
+//   node bench/stall.mjs            (after npm run build)   prints the table
+//   BENCH_STALL_ANNOTATIONS         annotations in the seed (default 200000)
+//   BENCH_STALL_INTERVAL_MS         STATE_FLUSH_INTERVAL_MS of the server (default 4000)
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { HOST, fmt, markdownTable, num, percentile, request, sleep, startProcess } from './lib.mjs';
+import { ANNOTATION_BASE, ANNOTATION_STEP_MS, BENCH_TOKEN, writeSeed } from './seeds.mjs';
+
+const ANNOTATIONS = '/concerto/mpulse/api/annotations/v1';
+/** The goal: no stall longer than this. */
+const TARGET_MS = 50;
+/** Probing goes on this long after an operation ends, so that a stall at its very end is seen. */
+const TAIL_MS = 300;
+
+/**
+ * Probes the server until `until()` resolves (plus TAIL_MS): one health request at a time on a
+ * kept-alive connection, 1 ms apart. Answers the gaps between answers and the last health body.
+ */
+async function probeDuring(port, until) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  // One answer before the operation starts: a stall at its very start is a gap after this one.
+  let last = await request(port, { path: '/_emulator/health', agent });
+  const times = [performance.now()];
+  let done = false;
+  let doneAt = Infinity;
+  const op = until().finally(() => {
+    done = true;
+    doneAt = performance.now();
+  });
+  // The outcome is awaited below; a failure must not go unhandled while the probe runs.
+  op.catch(() => undefined);
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
+  try {
+    while (!done || performance.now() < doneAt + TAIL_MS) {
+      const res = await request(port, { path: '/_emulator/health', agent, timeoutMs: 60_000 });
+      times.push(performance.now());
+      last = res;
+      await sleep(1);
+    }
+  } finally {
+    loop.disable();
+    agent.destroy();
+  }
+  const gaps = times.slice(1).map((t, i) => t - times[i]);
+  const sorted = [...gaps].sort((a, b) => a - b);
+  return {
+    result: await op,
+    longest: sorted.at(-1) ?? NaN,
+    p99: percentile(sorted, 99),
+    over: gaps.filter((g) => g > TARGET_MS).length,
+    answers: times.length,
+    ownDelayMs: loop.max / 1e6,
+    health: last && JSON.parse(last.text),
+  };
+}
+
+/** One request whose body is only counted (or kept, with `keep`); resolves with status, bytes, time. */
+function fetchBody(port, { method = 'GET', path, body, keep = false }) {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const req = http.request(
+      { host: HOST, port, method, path, agent: false, headers: body ? { 'content-type': 'application/json', 'content-length': body.length } : {} },
+      (res) => {
+        let bytes = 0;
+        let chunks = 0;
+        const kept = [];
+        res.on('data', (c) => {
+          bytes += c.length;
+          chunks++;
+          if (keep) kept.push(c);
+        });
+        // The pieces are joined later (body()), so that this process does no big work while it probes.
+        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, bytes, chunks, ms: performance.now() - t0, body: () => Buffer.concat(kept) }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const expect = (res, status, what) => {
+  if (res.status !== status) throw new Error(`${what}: answered ${res.status}, expected ${status}: ${res.body().subarray(0, 300)}`);
+  return res;
+};
+
+/**
+ * Runs the stall part and returns the rows of its table (measure, value, detail, target, met).
+ * `annotations` and `intervalMs` default to BENCH_STALL_ANNOTATIONS and BENCH_STALL_INTERVAL_MS.
+ */
+export async function stallBench({ env = {}, annotations = num('BENCH_STALL_ANNOTATIONS', 200_000), intervalMs = num('BENCH_STALL_INTERVAL_MS', 4000), log = () => undefined } = {}) {
+  const work = mkdtempSync(join(tmpdir(), 'cloud-emulator-stall-'));
+  const stateFile = join(work, 'state', 'state.json');
+  const rows = [];
+  const yes = (ok) => (ok ? 'yes' : 'NO');
+  const stallRow = (what, probe, extra) => [
+    `Longest stall: ${what}`,
+    fmt.ms(probe.longest),
+    `longest gap between ${fmt.int(probe.answers)} health answers (1 ms apart); p99 gap ${fmt.ms(probe.p99)}, ${probe.over} gaps > ${TARGET_MS} ms; ${extra}; ` +
+      `probe's own loop delay max ${fmt.ms(probe.ownDelayMs)}`,
+    `< ${TARGET_MS} ms`,
+    yes(probe.longest < TARGET_MS),
+  ];
+  const baseEnv = { RATE_LIMIT_MAX: String(1_000_000_000), ...env };
+  const health = async (port) => JSON.parse((await request(port, { path: '/_emulator/health', timeoutMs: 60_000 })).text);
+  let mark = 0;
+  /** A change of the state (one more annotation), so that the next write has something to write. */
+  const change = async (port) => {
+    const res = await request(port, {
+      method: 'POST',
+      path: ANNOTATIONS,
+      headers: { 'x-auth-token': BENCH_TOKEN },
+      body: { title: 'Deploy', text: 'a change for the next write', start: ANNOTATION_BASE + (annotations + 10 + mark++) * ANNOTATION_STEP_MS, domainIds: [9001] },
+    });
+    if (res.status !== 200) throw new Error(`creating an annotation: ${res.status} ${res.text.slice(0, 300)}`);
+  };
+  try {
+    const seedDir = join(work, 'seed');
+    writeSeed(seedDir, { annotations });
+    mkdirSync(join(work, 'state'));
+
+    // --- The state file: one server with STATE_FILE, written every intervalMs --------------
+    log(`stall: seed of ${fmt.int(annotations)} annotations written; starting the server with STATE_FILE ...`);
+    const writer = await startProcess({
+      env: { ...baseEnv, FIXTURES_DIR: seedDir, STATE_FILE: stateFile, STATE_FLUSH_INTERVAL_MS: String(intervalMs) },
+      timeoutMs: 180_000,
+    });
+    let final;
+    try {
+      const writtenAt0 = Date.parse((await health(writer.port)).persistence.lastWrittenAt);
+
+      // (a) A periodic write: a change, then probing until the write that carries it is done.
+      log('stall: (a) a periodic state-file write ...');
+      await change(writer.port);
+      const deadline = performance.now() + 3 * intervalMs + 60_000;
+      const write = await probeDuring(writer.port, async () => {
+        for (;;) {
+          const { persistence } = await health(writer.port);
+          if (!persistence?.ok) throw new Error(`the state file cannot be written: ${persistence?.error}`);
+          const at = Date.parse(persistence.lastWrittenAt);
+          if (at > writtenAt0) return at;
+          if (performance.now() > deadline) throw new Error('no periodic write seen');
+          await sleep(20);
+        }
+      });
+      // The interval's ticks began when the start-up write ended; the write began on the last
+      // tick before it ended (it takes less than an interval).
+      const writeMs = (write.result - writtenAt0) % intervalMs;
+      const fileBytes = statSync(stateFile).size;
+      log(`  longest stall ${fmt.ms(write.longest)}, write ${fmt.ms(writeMs)} (${fmt.int(fileBytes)} B)`);
+      rows.push(stallRow('periodic state-file write', write, `the file: ${fmt.int(fileBytes)} B`));
+      rows.push([
+        'State-file write, total time',
+        fmt.ms(writeMs),
+        `from the interval's tick to lastWrittenAt of the health answer (1 ms resolution), ${fmt.int(fileBytes)} B`,
+        '-',
+        '-',
+      ]);
+
+      // (a') A tick with nothing changed: the state is still worked out and compared.
+      log("stall: (a') a periodic tick with nothing changed ...");
+      const idle = await probeDuring(writer.port, () => sleep(intervalMs + 200));
+      log(`  longest stall ${fmt.ms(idle.longest)}`);
+      rows.push(stallRow('periodic tick, nothing changed', idle, `a whole interval (${fmt.int(intervalMs)} ms) probed`));
+      // The final write has something to write.
+      await change(writer.port);
+    } finally {
+      const t0 = performance.now();
+      const exit = await writer.stop();
+      final = { ms: performance.now() - t0, exit };
+    }
+    const saved = JSON.parse(readFileSync(stateFile, 'utf8'));
+    log(`  shutdown ${fmt.ms(final.ms)}`);
+    rows.push([
+      'Shutdown (SIGTERM) to exit, final write included',
+      fmt.ms(final.ms),
+      `exit ${final.exit.code ?? final.exit.signal}; the file holds ${fmt.int(saved.annotations.length)} annotations (${annotations} + 2 added)`,
+      '-',
+      '-',
+    ]);
+
+    // --- Export and import: a server without STATE_FILE, so that no write runs meanwhile ----
+    log('stall: starting the server without STATE_FILE ...');
+    const server = await startProcess({ env: { ...baseEnv, FIXTURES_DIR: seedDir }, timeoutMs: 180_000 });
+    try {
+      // (b) The export.
+      log('stall: (b) GET /_emulator/state ...');
+      const exp = await probeDuring(server.port, () => fetchBody(server.port, { path: '/_emulator/state', keep: true }));
+      expect(exp.result, 200, 'GET /_emulator/state');
+      const exported = exp.result.body();
+      const exportedCount = JSON.parse(exported.toString('utf8')).annotations.length;
+      if (exportedCount !== annotations) throw new Error(`the export holds ${exportedCount} annotations, expected ${annotations}`);
+      log(`  longest stall ${fmt.ms(exp.longest)}, export ${fmt.ms(exp.result.ms)} (${fmt.int(exp.result.bytes)} B)`);
+      const framing = exp.result.headers['content-length'] !== undefined ? 'content-length' : 'chunked';
+      rows.push(stallRow('GET /_emulator/state', exp, `${fmt.int(exp.result.bytes)} B in ${fmt.int(exp.result.chunks)} reads, ${framing}`));
+      rows.push(['GET /_emulator/state, total time', fmt.ms(exp.result.ms), `request sent to last byte read, ${fmt.int(exp.result.bytes)} B`, '-', '-']);
+
+      // (c) The import of that export, and (d) a sandbox made from it.
+      log('stall: (c) PUT /_emulator/state with the export ...');
+      const imp = await probeDuring(server.port, () => fetchBody(server.port, { method: 'PUT', path: '/_emulator/state', body: exported, keep: true }));
+      expect(imp.result, 200, 'PUT /_emulator/state');
+      log(`  longest stall ${fmt.ms(imp.longest)}, import ${fmt.ms(imp.result.ms)}`);
+      rows.push(stallRow('PUT /_emulator/state', imp, `body ${fmt.int(exported.length)} B (the export)`));
+      rows.push(['PUT /_emulator/state, total time', fmt.ms(imp.result.ms), 'request sent to answer read', '-', '-']);
+
+      log('stall: (d) PUT /_emulator/sandboxes/big with the export ...');
+      const sbx = await probeDuring(server.port, () => fetchBody(server.port, { method: 'PUT', path: '/_emulator/sandboxes/big', body: exported, keep: true }));
+      expect(sbx.result, 201, 'PUT /_emulator/sandboxes/big');
+      log(`  longest stall ${fmt.ms(sbx.longest)}, sandbox ${fmt.ms(sbx.result.ms)}`);
+      rows.push(stallRow('PUT /_emulator/sandboxes/<name> with a state', sbx, `body ${fmt.int(exported.length)} B (the export)`));
+      rows.push(['PUT /_emulator/sandboxes/<name> with a state, total time', fmt.ms(sbx.result.ms), 'request sent to answer read', '-', '-']);
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  return rows;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const log = (m) => process.stderr.write(`${m}\n`);
+  stallBench({ log })
+    .then((rows) => process.stdout.write(`\n${markdownTable(['stall (large state)', 'value', 'detail', 'target', 'met'], rows)}\n`))
+    .catch((err) => {
+      process.stderr.write(`bench failed: ${err.stack ?? err}\n`);
+      process.exit(1);
+    });
+}

@@ -1,0 +1,154 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import secureJsonParse from 'secure-json-parse';
+import { codeRoot } from '../core/package-root.cjs';
+import { FixtureError } from '../core/fixtures.js';
+import { SECTION_NAMES, parseState, type State } from './state.js';
+
+/**
+ * Reading a posted state (PUT /_emulator/state, a sandbox's PUT): parsing and validating a
+ * body of tens of megabytes takes seconds, so from OFF_THREAD_BYTES on it is done in a
+ * worker thread (state-worker.ts) while the event loop goes on serving requests. The worker
+ * then hands the state over in slices, each taken in by the event loop in a few
+ * milliseconds. The outcome is the same either way: the same functions run in both places.
+ */
+
+/** What a body holds: not JSON; JSON null or "" (no state); other JSON that is not an object; or a valid state. */
+export type StateBody = { kind: 'invalid-json' } | { kind: 'empty' } | { kind: 'not-object' } | { kind: 'state'; state: State };
+
+/** Bodies from this size on are read in a worker thread; a smaller one costs less than starting it. */
+const OFF_THREAD_BYTES = 256 * 1024;
+/** About this many bytes (as JSON) of entries make up one slice handed over by the worker. */
+export const SLICE_BYTES = 256 * 1024;
+/** Slices on their way at once. */
+const SLICES_AHEAD = 4;
+
+/**
+ * Reads a body on the calling thread: JSON as the root's parser reads it (a byte-order mark
+ * skipped, `__proto__` and `constructor.prototype` keys refused), then parseState. Throws
+ * parseState's FixtureError for a JSON object that is not a valid state.
+ */
+export function readBody(body: Buffer, where: string): StateBody {
+  let data: unknown;
+  try {
+    data = secureJsonParse(body.toString('utf8'), { protoAction: 'error', constructorAction: 'error' });
+  } catch {
+    return { kind: 'invalid-json' };
+  }
+  if (data === null || data === '') return { kind: 'empty' };
+  if (typeof data !== 'object' || Array.isArray(data)) return { kind: 'not-object' };
+  return { kind: 'state', state: parseState(data, where) };
+}
+
+/** Where the worker's code is, and how to start it. */
+export interface WorkerEntry {
+  url: URL;
+  execArgv?: string[];
+}
+
+let entry: WorkerEntry | null | undefined;
+let threshold = OFF_THREAD_BYTES;
+
+/**
+ * The worker beside this module once built (dist/world/state-worker.js, in both builds); none
+ * when this runs from the TypeScript sources, which a worker cannot load by itself: then
+ * every body is read on the calling thread, unless a test configured otherwise.
+ */
+function workerEntry(): WorkerEntry | null {
+  if (entry === undefined) {
+    const file = join(codeRoot(), 'world', 'state-worker.js');
+    entry = existsSync(file) ? { url: pathToFileURL(file) } : null;
+  }
+  return entry;
+}
+
+/** For tests: where the worker comes from (null: none), and from what size on it is used. */
+export function configureStateWorker(options: { entry?: WorkerEntry | null; minBytes?: number }): void {
+  if (options.entry !== undefined) entry = options.entry;
+  if (options.minBytes !== undefined) threshold = options.minBytes;
+}
+
+/** One body at a time in a worker: each holds its body and its state, hundreds of megabytes for a large one. */
+let queue: Promise<unknown> = Promise.resolve();
+
+/**
+ * Reads a posted state: on this thread when it is small, else in a worker thread. Throws a
+ * FixtureError (a 400) for a JSON object that is not a valid state.
+ */
+export async function readStateBody(body: Buffer, where: string): Promise<StateBody> {
+  const worker = body.length >= threshold ? workerEntry() : null;
+  if (!worker) return readBody(body, where);
+  const run = queue.then(() => readInWorker(worker, body, where));
+  queue = run.catch(() => undefined);
+  return run;
+}
+
+/** What the worker sends first: the outcome, or the shape of the state whose slices follow. */
+export type WorkerAnswer =
+  | Exclude<StateBody, { kind: 'state' }>
+  | { kind: 'state'; keys: string[]; scalars: Record<string, unknown> }
+  | { kind: 'error'; fixture: boolean; message: string };
+
+/** A slice of a section, or null once every slice has been sent. */
+export type WorkerSlice = { name: string; items: unknown[] } | null;
+
+async function readInWorker({ url, execArgv }: WorkerEntry, body: Buffer, where: string): Promise<StateBody> {
+  const worker = new Worker(url, { ...(execArgv ? { execArgv } : {}) });
+  const received: unknown[] = [];
+  const waiting: Array<{ resolve: (message: unknown) => void; reject: (err: Error) => void }> = [];
+  let failure: Error | undefined;
+  const fail = (err: Error) => {
+    failure ??= err;
+    for (const w of waiting.splice(0)) w.reject(failure);
+  };
+  worker.on('message', (message) => {
+    const w = waiting.shift();
+    if (w) w.resolve(message);
+    else received.push(message);
+  });
+  worker.on('error', fail);
+  worker.on('exit', (code) => fail(new Error(`the state worker stopped (exit code ${code}) before it answered`)));
+  const next = (): Promise<unknown> => {
+    if (received.length) return Promise.resolve(received.shift());
+    if (failure) return Promise.reject(failure);
+    return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
+  };
+  try {
+    // A body of its own (as Fastify's parser hands a large one over) is moved, not copied.
+    const owns = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength;
+    worker.postMessage({ body, where }, owns ? [body.buffer as ArrayBuffer] : []);
+    const answer = (await next()) as WorkerAnswer;
+    if (answer.kind === 'error') throw answer.fixture ? new FixtureError(answer.message) : new Error(answer.message);
+    if (answer.kind !== 'state') return answer;
+    // The state's keys in their order; the sections fill up from the slices.
+    const state: Record<string, unknown> = {};
+    for (const key of answer.keys) state[key] = key in answer.scalars ? answer.scalars[key] : [];
+    // A few slices asked for ahead, so that the two threads seldom wait for each other, and
+    // never more: the event loop takes in every slice that has arrived in one go.
+    for (let i = 0; i < SLICES_AHEAD; i++) worker.postMessage('next');
+    for (;;) {
+      const slice = (await next()) as WorkerSlice;
+      if (slice === null) break;
+      worker.postMessage('next');
+      const section = state[slice.name] as unknown[];
+      for (const item of slice.items) section.push(item);
+    }
+    return { kind: 'state', state: state as State };
+  } finally {
+    await worker.terminate();
+  }
+}
+
+/** The slices of a state's sections, each about SLICE_BYTES of JSON (judged from its first entries). */
+export function* slicesOf(state: State): Generator<{ name: string; items: unknown[] }> {
+  for (const name of SECTION_NAMES) {
+    const items = state[name] as unknown[];
+    if (items.length === 0) continue;
+    const sample = items.slice(0, 16);
+    const each = JSON.stringify(sample).length / sample.length;
+    const size = Math.max(1, Math.floor(SLICE_BYTES / each));
+    for (let i = 0; i < items.length; i += size) yield { name, items: items.slice(i, i + size) };
+  }
+}

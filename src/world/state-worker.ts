@@ -1,0 +1,34 @@
+import { parentPort } from 'node:worker_threads';
+import { FixtureError } from '../core/fixtures.js';
+import { SECTION_NAMES } from './state.js';
+import { readBody, slicesOf, type WorkerAnswer, type WorkerSlice } from './state-parser.js';
+
+/**
+ * The worker thread of state-parser.ts: reads the one body it is sent, answers the outcome,
+ * and for a valid state then hands the sections over a slice at a time, each when asked
+ * ('next'), so that the receiving event loop never takes in more than a slice at once.
+ */
+const port = parentPort;
+if (!port) throw new Error('state-worker.js runs as a worker thread only');
+
+port.once('message', ({ body, where }: { body: Uint8Array; where: string }) => {
+  const send = (message: WorkerAnswer | WorkerSlice) => port.postMessage(message);
+  let read;
+  try {
+    read = readBody(Buffer.from(body.buffer, body.byteOffset, body.byteLength), where);
+  } catch (err) {
+    send({ kind: 'error', fixture: err instanceof FixtureError, message: (err as Error).message });
+    return;
+  }
+  if (read.kind !== 'state') {
+    send(read);
+    return;
+  }
+  const { state } = read;
+  const sections = new Set<string>(SECTION_NAMES);
+  const scalars = Object.fromEntries(Object.entries(state).filter(([key]) => !sections.has(key)));
+  send({ kind: 'state', keys: Object.keys(state), scalars });
+  const slices = slicesOf(state);
+  // Each 'next' is answered by a slice, or null once they are all sent.
+  port.on('message', () => send(slices.next().value ?? null));
+});

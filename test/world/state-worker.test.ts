@@ -1,0 +1,127 @@
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { BUNDLED_FIXTURES_DIR } from '../../src/config.js';
+import { FixtureError } from '../../src/core/fixtures.js';
+import { configureStateWorker, readBody, readStateBody, slicesOf, type StateBody } from '../../src/world/state-parser.js';
+import { loadFixtures, type State } from '../../src/world/state.js';
+import { makeApp } from '../helpers/app.js';
+
+/**
+ * A large posted state is parsed and validated in a worker thread. Here every body goes
+ * there (the size from which it does is set to 0), the worker running the TypeScript sources
+ * through a loader: its answers must be those of the same body read on the calling thread.
+ */
+
+beforeAll(() => {
+  configureStateWorker({
+    entry: {
+      url: new URL('../../src/world/state-worker.ts', import.meta.url),
+      execArgv: ['--import', new URL('../helpers/ts-worker-loader.mjs', import.meta.url).href],
+    },
+    minBytes: 0,
+  });
+});
+
+let app: FastifyInstance | undefined;
+afterEach(async () => {
+  await app?.close();
+  app = undefined;
+});
+
+/** What reading a body gives, or the error it throws (class and message). */
+async function outcome(read: () => StateBody | Promise<StateBody>): Promise<StateBody | { threw: string; fixture: boolean; message: string }> {
+  try {
+    return await read();
+  } catch (err) {
+    return { threw: (err as Error).name, fixture: err instanceof FixtureError, message: (err as Error).message };
+  }
+}
+
+/** The demo seed with enough annotations for the state to come back in several slices. */
+async function largeState(): Promise<State> {
+  const demo = await loadFixtures(BUNDLED_FIXTURES_DIR);
+  const extra = Array.from({ length: 4000 }, (_, i) => ({ ...demo.annotations[0], id: 7_000_000 + i, title: `Deploy ${i}` }));
+  return { ...demo, $schema: './fixture.schema.json', annotations: [...demo.annotations, ...extra] };
+}
+
+describe('a posted state read in a worker thread', () => {
+  it('answers what the calling thread answers, for good bodies and every kind of bad one', async () => {
+    const good = JSON.stringify(await largeState());
+    const bodies = [
+      good,
+      `\uFEFF${good}`,
+      '{"grids": [',
+      'not json',
+      '{"__proto__": {"x": 1}}',
+      '{"constructor": {"prototype": {"x": 1}}}',
+      'null',
+      '""',
+      '"text"',
+      '[]',
+      '5',
+      '{"grids": [{"id": "x"}]}',
+      '{"tokens": [{"token": "t", "userName": "ghost", "neverExpires": true}]}',
+      '{"unknown": []}',
+    ];
+    for (const text of bodies) {
+      const body = Buffer.from(text);
+      const inWorker = await outcome(() => readStateBody(Buffer.from(body), 'body'));
+      expect(inWorker, text.slice(0, 60)).toEqual(await outcome(() => readBody(body, 'body')));
+    }
+  }, 120_000);
+
+  it('hands a large state over in slices, whole and in order', async () => {
+    const state = await largeState();
+    const text = JSON.stringify(state);
+    expect([...slicesOf(state)].filter((slice) => slice.name === 'annotations').length).toBeGreaterThan(1);
+    const read = await readStateBody(Buffer.from(text), 'body');
+    const inline = readBody(Buffer.from(text), 'body');
+    if (read.kind !== 'state' || inline.kind !== 'state') throw new Error(`not read as a state: ${read.kind}, ${inline.kind}`);
+    // The same keys in the same order ($schema first, as posted), the same entries.
+    expect(Object.keys(read.state)).toEqual(Object.keys(inline.state));
+    expect(read.state).toEqual(inline.state);
+  }, 120_000);
+
+  it('keeps the event loop turning while it reads', async () => {
+    const body = Buffer.from(JSON.stringify(await largeState()));
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 0);
+    try {
+      await readStateBody(body, 'body');
+    } finally {
+      clearInterval(timer);
+    }
+    // Read on the calling thread, the timer could not fire once before the answer.
+    expect(ticks).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('serves PUT /_emulator/state and a sandbox PUT from it, and answers 400s as before', async () => {
+    ({ app } = await makeApp({}));
+    const state = await largeState();
+    const put = await app.inject({ method: 'PUT', url: '/_emulator/state', payload: state });
+    expect(put.statusCode).toBe(200);
+    expect(put.json().counts.annotations).toBe(state.annotations.length);
+    const exported = (await app.inject({ url: '/_emulator/state' })).json();
+    expect(exported.annotations).toHaveLength(state.annotations.length);
+
+    const sandbox = await app.inject({ method: 'PUT', url: '/_emulator/sandboxes/w1', payload: exported });
+    expect(sandbox.statusCode).toBe(201);
+    expect((await app.inject({ url: '/sandbox/w1/_emulator/state' })).body).toBe((await app.inject({ url: '/_emulator/state' })).body);
+    // JSON null is the seed, as no body is.
+    const fromNull = await app.inject({ method: 'PUT', url: '/_emulator/sandboxes/w2', payload: 'null', headers: { 'content-type': 'application/json' } });
+    expect(fromNull.statusCode).toBe(201);
+    expect(fromNull.json().counts.annotations).toBe(0);
+
+    const bad = async (payload: string) => {
+      const res = await app!.inject({ method: 'PUT', url: '/_emulator/state', payload, headers: { 'content-type': 'application/json' } });
+      return { status: res.statusCode, message: res.json().message as string };
+    };
+    expect(await bad('{"grids": [')).toEqual({ status: 400, message: 'the body is not valid JSON' });
+    expect(await bad('{"__proto__": {}}')).toEqual({ status: 400, message: 'the body is not valid JSON' });
+    expect(await bad('[]')).toEqual({ status: 400, message: 'body: expected a JSON object with the state sections (users, tokens, grids, ...)' });
+    expect(await bad('{"grids": [{"id": "x"}]}')).toMatchObject({ status: 400, message: expect.stringContaining('body: $.grids[0].id: Expected integer') });
+    expect((await bad('')).status).toBe(400);
+    // The old state is kept after every refusal.
+    expect((await app.inject({ url: '/_emulator/state' })).json().annotations).toHaveLength(state.annotations.length);
+  }, 120_000);
+});
