@@ -309,29 +309,36 @@ export class AnnotationStore {
   export(): AnnotationSections {
     const annotations = this.records()
       .sort((a, b) => a.id - b.id)
-      .map(
-        (a): AnnotationSeed => ({
-          id: a.id,
-          title: a.title,
-          text: a.text,
-          start: a.start,
-          ...(a.end !== undefined ? { end: a.end } : {}),
-          domainIds: [...a.domainIds],
-          lastModified: a.lastModified ?? this.loadedAt,
-          source: a.source,
-          type: a.type,
-          user: a.user,
-        }),
-      );
+      .map((a) => this.exported(a));
     return { domains: this.state.domains.map((d) => ({ ...d })), annotations };
+  }
+
+  /** An annotation in the fixture format: the keys in export order, lastModified always given. */
+  private exported(a: AnnotationRecord): AnnotationSeed {
+    return {
+      id: a.id,
+      title: a.title,
+      text: a.text,
+      start: a.start,
+      ...(a.end !== undefined ? { end: a.end } : {}),
+      domainIds: [...a.domainIds],
+      lastModified: a.lastModified ?? this.loadedAt,
+      source: a.source,
+      type: a.type,
+      user: a.user,
+    };
   }
 
   /**
    * Domains and annotations for an export in slices (core/snapshot.ts): neither is ever
-   * changed once stored, so the snapshot holds them as they are, to be sorted by id later.
+   * changed once stored, so the snapshot holds them as they are, to be sorted by id and put
+   * in the fixture format (`exported`) as they are written.
    */
   snapshot(): Record<'domains' | 'annotations', SectionSnapshot> {
-    return { domains: { items: [...this.state.domains] }, annotations: { items: this.records(), sortById: true } };
+    return {
+      domains: { items: [...this.state.domains] },
+      annotations: { items: this.records(), sortById: true, exported: (a) => this.exported(a as AnnotationRecord) },
+    };
   }
 
   /** How many domains and annotations there are, without exporting them. */

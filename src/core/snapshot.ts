@@ -11,4 +11,6 @@ export interface SectionSnapshot {
   readonly encoded?: boolean;
   /** The entries are exported in ascending `id` order, which `items` may not be in yet. */
   readonly sortById?: boolean;
+  /** Turns an entry as held into the entry as exported (its keys in export order, defaults filled), when they differ. */
+  readonly exported?: (item: unknown) => unknown;
 }

@@ -113,7 +113,8 @@ async function* batches(list: SectionSnapshot, slicer: Slicer, serialize: (value
   for (let i = 0; i < items.length; ) {
     const t0 = performance.now();
     const slice = items.slice(i, i + size);
-    yield serialize(list.encoded ? slice.map((s) => JSON.parse(s as string)) : slice);
+    const decoded = list.encoded ? slice.map((s) => JSON.parse(s as string)) : slice;
+    yield serialize(list.exported ? decoded.map(list.exported) : decoded);
     i += slice.length;
     size = nextBatch(slice.length, performance.now() - t0);
     if (slicer.due) await slicer.pause();
