@@ -63,11 +63,19 @@ export function installControlHooks(app: FastifyInstance): void {
   app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: HookHandlerDoneFunction) => {
     const emulator = request.world;
     // A request refused before its world was known (a bad sandbox name) has no journal to go to.
-    if (emulator && emulator.journal.size > 0 && !requestArea(request)?.control) {
-      const status = reply.statusCode;
+    if (!emulator || emulator.journal.size === 0 || requestArea(request)?.control) return done();
+    const status = reply.statusCode;
+    if (typeof payload !== 'string' || status === 204 || status === 304) {
       record(emulator, request, status, payloadSize(status, payload));
+      return done();
     }
+    // The bytes of a text body take a pass over all of it, which Fastify makes anyway for the
+    // Content-Length it sends: it sends the answer inside done(), so the size is read from
+    // that header afterwards, and counted here only when the answer has not gone out yet.
+    const slot = record(emulator, request, status, 0);
     done();
+    const sent = reply.raw.headersSent ? reply.getHeader('content-length') : undefined;
+    emulator.journal.setResponseSize(slot, typeof sent === 'string' ? Number(sent) : Buffer.byteLength(payload));
   });
 }
 
@@ -87,9 +95,9 @@ function payloadSize(status: number, payload: unknown): number {
  * reference): the journal copies or renders them only when it is read, or when a body is
  * longer than it keeps.
  */
-function record(emulator: Emulator, request: FastifyRequest, status: number, responseSize: number): void {
+function record(emulator: Emulator, request: FastifyRequest, status: number, responseSize: number): number {
   const elapsedMs = stopwatch() - request.startedAt;
-  emulator.journal.record(
+  return emulator.journal.record(
     request.arrivedAt,
     request.method,
     request.url,

@@ -220,7 +220,8 @@ export class Journal {
 
   /**
    * Records one request (status 0: the connection was dropped). `body` is the parsed body;
-   * `responseSize` -1 when the response is a stream.
+   * `responseSize` -1 when the response is a stream. Returns the entry's slot, for
+   * setResponseSize; -1 when the journal keeps nothing.
    */
   record(
     time: number,
@@ -232,8 +233,8 @@ export class Journal {
     headers: RequestHeaders | null = null,
     body: unknown = undefined,
     responseSize = 0,
-  ): void {
-    if (this.size === 0) return;
+  ): number {
+    if (this.size === 0) return -1;
     const i = this.next;
     this.ids[i] = ++this.lastId;
     this.times[i] = time;
@@ -247,6 +248,12 @@ export class Journal {
     this.responseSizes[i] = responseSize;
     this.next = i + 1 === this.size ? 0 : i + 1;
     this.recorded++;
+    return i;
+  }
+
+  /** Sets the response size of the entry in `slot` (from record), once it is known. */
+  setResponseSize(slot: number, bytes: number): void {
+    if (slot >= 0) this.responseSizes[slot] = bytes;
   }
 
   /** Requests recorded since the last clear, including those pushed out of the ring. */

@@ -133,6 +133,16 @@ describe('journal entries: headers, body, response size', () => {
     expect(read.body).toBeUndefined();
   });
 
+  it('records the response size in bytes, not characters, for a body with non-ASCII text', async () => {
+    ({ app } = await makeApp(annotationSeed()));
+    const created = await annotate('Café ☕ déploiement');
+    const read = await app.inject({ url: `${ANNOTATIONS}/${created.json().id}`, headers: AUTH });
+    expect(read.statusCode).toBe(200);
+    expect(Buffer.byteLength(read.body)).toBeGreaterThan(read.body.length);
+    const [entry] = (await journal()).entries;
+    expect(entry).toMatchObject({ method: 'GET', status: 200, responseSize: Buffer.byteLength(read.body) });
+  });
+
   it('records a response size of 0 for an answer without a body (204)', async () => {
     ({ app } = await makeApp(annotationSeed()));
     const created = await annotate('to delete');
