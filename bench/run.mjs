@@ -37,6 +37,7 @@ import {
 import { imageBench } from './image.mjs';
 import { resetMemoryBench } from './reset-memory.mjs';
 import { sandboxBench } from './sandboxes.mjs';
+import { stallBench } from './stall.mjs';
 import { alternateStarts, bareSide } from './startup.mjs';
 import {
   ALERT_UID,
@@ -281,6 +282,14 @@ async function main() {
       const [afterLoad, afterResets, ...rest] = await resetMemoryBench({ resets: RESETS, seedDir: largeDir, env: serverEnv, log: (line) => log(`  ${line}`) });
       goalRows.push(afterResets);
       otherRows.push(afterLoad, ...rest);
+    }
+
+    // --- Event-loop stalls with a large state (200,000 annotations) --------------------------
+    if (PARTS.has('stall')) {
+      log('event-loop stalls (state-file write, export, import) ...');
+      const rows = await stallBench({ env: { RATE_LIMIT_MAX: NO_LIMIT }, log: (line) => log(`  ${line}`) });
+      goalRows.push(...rows.filter((r) => r[0].startsWith('Longest stall')));
+      otherRows.push(...rows.filter((r) => !r[0].startsWith('Longest stall')));
     }
 
     // --- The container image ----------------------------------------------------------------
