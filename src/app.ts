@@ -108,6 +108,11 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // A client may half-close its side once it has sent a request (a raw socket's end()). Node
+  // then aborts every request still being answered, which is every answer that is not sent at
+  // once: a streamed export, an import parsed off the main thread. Half-open, the answer is
+  // sent and the connection closed after it, as it is for an answer sent at once.
+  (app.server as { httpAllowHalfOpen?: boolean }).httpAllowHalfOpen = true;
   app.decorate('world', world);
   app.decorate('emulator', world);
   app.decorate('sandboxes', sandboxes);

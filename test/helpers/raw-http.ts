@@ -26,7 +26,7 @@ export function raw(port: number, method: string, target: string, headers: Recor
       const [statusLine, ...headerLines] = head.split('\r\n');
       const status = Number(statusLine.split(' ')[1]);
       const parsed = Object.fromEntries(headerLines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
-      // The emulator answers with Content-Length; a chunked answer would need decoding here.
+      // Most answers carry a Content-Length; a chunked one (the state export) is left encoded here.
       resolve({ status, headers: parsed, body: rest.join('\r\n\r\n') });
     });
   });
