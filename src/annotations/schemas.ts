@@ -22,10 +22,38 @@ const fields = {
 };
 
 export const DomainSeedSchema = Type.Object(
-  { id: fields.domainId, name: Type.String({ minLength: 1, description: 'domain name, e.g. www.example.com' }) },
+  {
+    id: fields.domainId,
+    name: Type.String({ minLength: 1, description: 'domain name, e.g. www.example.com' }),
+    apiKey: Type.Optional(
+      Type.String({
+        pattern: '^[A-Za-z0-9-]{1,64}$',
+        description: "the domain's app key (the Query API's <api-key>, the repository object's apiKey attribute); absent: derived from the id",
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 export type DomainSeed = Static<typeof DomainSeedSchema>;
+
+const KEY_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
+
+/**
+ * A domain's app key: the one its seed gives, else five groups of five characters derived
+ * from its id (the real keys' shape), the same for the same id in every run.
+ */
+export function domainApiKey(domain: Pick<DomainSeed, 'id' | 'apiKey'>): string {
+  if (domain.apiKey !== undefined) return domain.apiKey;
+  // A 32-bit multiplicative hash stepped per character: no crypto needed, just stable and spread.
+  let h = domain.id >>> 0;
+  let key = '';
+  for (let i = 0; i < 25; i++) {
+    h = (Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) + 0x9e3779b9 + i) >>> 0;
+    key += KEY_ALPHABET[h % KEY_ALPHABET.length];
+    if (i % 5 === 4 && i < 24) key += '-';
+  }
+  return key;
+}
 
 /**
  * An annotation in a fixture. Times are absolute (`start`, `end`) or relative to the moment
