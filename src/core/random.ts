@@ -1,0 +1,60 @@
+/**
+ * Deterministic numbers for generated data (results of a composition run, real-user data):
+ * a value is a pure function of its keys, never of a stream's position, so any minute, sample
+ * or page can be computed on its own, in any order, and is the same in every run and process.
+ * Not for secrets.
+ */
+
+/** Mixes one 32-bit word into a hash state (murmur3's finaliser over a running state). */
+function mix(h: number, k: number): number {
+  let x = Math.imul(k | 0, 0xcc9e2d51);
+  x = (x << 15) | (x >>> 17);
+  x = Math.imul(x, 0x1b873593);
+  let y = h ^ x;
+  y = (y << 13) | (y >>> 19);
+  return (Math.imul(y, 5) + 0xe6546b64) | 0;
+}
+
+function finish(h: number): number {
+  let x = h ^ (h >>> 16);
+  x = Math.imul(x, 0x85ebca6b);
+  x ^= x >>> 13;
+  x = Math.imul(x, 0xc2b2ae35);
+  return (x ^ (x >>> 16)) >>> 0;
+}
+
+/** A key part: an integer (taken as two 32-bit words, so epoch ms fit) or a string. */
+export type Key = number | string;
+
+/** An unsigned 32-bit hash of the keys, in order. */
+export function hash32(...keys: Key[]): number {
+  let h = 0x9747b28c;
+  for (const key of keys) {
+    if (typeof key === 'number') {
+      h = mix(h, key | 0);
+      h = mix(h, Math.floor(key / 0x100000000) | 0);
+    } else {
+      // Bounded by the key, which the caller's data bounds.
+      for (let i = 0; i < key.length; i++) h = mix(h, key.charCodeAt(i));
+      h = mix(h, key.length);
+    }
+  }
+  return finish(h);
+}
+
+/** A number in [0, 1) determined by the keys. */
+export function unit(...keys: Key[]): number {
+  return hash32(...keys) / 0x100000000;
+}
+
+/** A standard normal variate determined by the keys (Box-Muller over two derived units). */
+export function normal(...keys: Key[]): number {
+  const u = 1 - unit(...keys, 'n1'); // (0, 1]: log is finite
+  const v = unit(...keys, 'n2');
+  return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
+}
+
+/** A log-normal variate with the given median and shape (sigma of the underlying normal). */
+export function logNormal(median: number, sigma: number, ...keys: Key[]): number {
+  return median * Math.exp(sigma * normal(...keys));
+}
