@@ -4,6 +4,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { literals } from './core/schema.js';
 import { packageRoot } from './core/package-root.cjs';
+import { didYouMean } from './core/suggest.js';
 
 /** The bundled demo seed, in the package folder. */
 export const BUNDLED_FIXTURES_DIR = join(packageRoot(), 'fixtures');
@@ -103,6 +104,8 @@ export function resolveConfig(config: Partial<Config> | Config = {}): Config {
  * Precedence: an explicit option (command line, buildApp caller) > the environment > the
  * default. Every bad value is reported at once, so one start shows everything to fix.
  */
+const SETTING_KEYS: ReadonlySet<string> = new Set(SETTINGS.map((s) => s.key));
+
 export function loadConfig(
   env: Record<string, string | undefined> = {},
   overrides: Partial<Record<ConfigKey, unknown>> = {},
@@ -124,6 +127,10 @@ export function loadConfig(
       continue;
     }
     out[setting.key] = value;
+  }
+  // An option no setting has (a typo such as timescale for timeScale) is refused, never ignored.
+  for (const key of Object.keys(overrides)) {
+    if (!SETTING_KEYS.has(key)) problems.push(`unknown option '${key}'${didYouMean(key, [...SETTING_KEYS])}`);
   }
   if (problems.length) throw new ConfigError(problems);
   RESOLVED.add(out);

@@ -39,6 +39,11 @@ describe('loadConfig', () => {
     expect(problems.join('\n')).toMatch(/ALERTS_REQUIRE_TOKEN="maybe": expected true or false/);
   });
 
+  it('refuses an option no setting has, naming the nearest one', () => {
+    expect(() => loadConfig({}, { timescale: 2 })).toThrow("unknown option 'timescale' (did you mean 'timeScale'?)");
+    expect(() => loadConfig({}, { somethingElse: 1 })).toThrow(/unknown option 'somethingElse'$/m);
+  });
+
   it('describes every setting with an environment variable, a flag and a description', () => {
     for (const s of SETTINGS) {
       expect(s.env).toMatch(/^[A-Z_]+$/);

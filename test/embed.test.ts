@@ -95,6 +95,8 @@ describe('startEmulator', () => {
     emu = await startEmulator({ fixtures: seed, alertsRequireToken: true });
     expect(emu.config.alertsRequireToken).toBe(true);
     await expect(startEmulator({ port: -1 })).rejects.toThrow(ConfigError);
+    // A typo in plain JavaScript is refused with the nearest name, not silently ignored.
+    await expect(startEmulator({ timescale: 0 } as never)).rejects.toThrow("unknown option 'timescale' (did you mean 'timeScale'?)");
     await expect(startEmulator({ fixtures: { tokens: [{ token: 't', userName: 'ghost', neverExpires: true }] } })).rejects.toThrow("no user 'ghost'");
   });
 
