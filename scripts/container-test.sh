@@ -310,7 +310,7 @@ TARBALL=$WORK/$(tail -n 1 "$WORK/pack.log")
 [[ -f $TARBALL ]] || die "npm pack named no tarball: $(tail -n 3 "$WORK/pack.log")"
 contents=$(tar -tzf "$TARBALL")
 for f in package/LICENSE package/dist/index.js package/dist/cjs/index.js package/dist/cjs/package.json \
-  package/dist/client/index.js package/dist/testcontainers/index.d.ts package/dist/ui/static/index.html package/fixtures/grids.json; do
+  package/dist/client/index.js package/dist/testcontainers/index.d.ts package/dist/ui/static/index.html package/fixtures/grids.json package/docs/running.md; do
   grep -qx "$f" <<<"$contents" || die "the tarball lacks $f"
 done
 PROJECT_DIR=$WORK/consumer
@@ -327,6 +327,14 @@ if grep -q EBADENGINE "$WORK/install.log"; then
 fi
 # The test tools come from this repository, so that only the package itself is installed.
 for tool in vitest testcontainers; do ln -s "$PWD/node_modules/$tool" "$PROJECT_DIR/node_modules/$tool"; done
+# TypeScript's CommonJS defaults (moduleResolution node10) ignore "exports": the subpaths
+# resolve through typesVersions.
+printf '{ "compilerOptions": { "module": "commonjs", "target": "es2022", "strict": true, "noEmit": true, "skipLibCheck": true, "types": [] }, "files": ["use.ts"] }\n' >"$PROJECT_DIR/tsconfig.json"
+printf "import { EmulatorClient } from 'cloud-emulator/client';\nimport { CloudEmulatorContainer } from 'cloud-emulator/testcontainers';\nimport { startEmulator } from 'cloud-emulator';\nexport const used = [EmulatorClient, CloudEmulatorContainer, startEmulator];\n" >"$PROJECT_DIR/use.ts"
+node node_modules/typescript/bin/tsc -p "$PROJECT_DIR" >"$WORK/tsc-node10.log" 2>&1 || {
+  cat "$WORK/tsc-node10.log" >&2
+  die "the package's subpaths do not resolve under TypeScript's module: commonjs defaults"
+}
 for mode in import require; do
   (cd "$PROJECT_DIR" && env "${TC_ENV[@]}" LOAD_WITH=$mode node node_modules/vitest/vitest.mjs run) >"$WORK/consumer-$mode.log" 2>&1 || {
     tail -n 40 "$WORK/consumer-$mode.log" >&2
