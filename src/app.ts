@@ -124,7 +124,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   );
   installRequestId(app);
   // CORS before the guard (a preflight has no token); OpenAPI before the routes it lists.
-  installCors(app, config.corsOrigins);
+  installCors(app, { origins: config.corsOrigins, allowHeaders: config.corsAllowHeaders, credentials: config.corsCredentials });
   await installOpenApi(app, config);
   // Then the world of the request (the default one or a sandbox's), which everything after reads.
   installWorlds(app, world, sandboxes);

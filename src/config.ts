@@ -33,6 +33,8 @@ export const ConfigSchema = Type.Object({
   journalSize: Type.Integer({ env: 'JOURNAL_SIZE', flag: 'journal-size', minimum: 0, default: 1000, description: 'how many requests the request journal keeps' }),
   journalBodyLimitBytes: Type.Integer({ env: 'JOURNAL_BODY_LIMIT_BYTES', flag: 'journal-body-limit-bytes', minimum: 0, default: 64 * 1024, description: 'the journal keeps this much of each request body (longer ones are cut, with a marker); 0 keeps none' }),
   corsOrigins: Type.String({ env: 'CORS_ORIGINS', flag: 'cors-origins', minLength: 1, default: '*', description: "allowed browser origins: '*' or a comma-separated list" }),
+  corsAllowHeaders: Type.Optional(Type.String({ env: 'CORS_ALLOW_HEADERS', flag: 'cors-allow-headers', minLength: 1, description: "request headers a preflight allows, comma-separated; absent: whatever the preflight asks for (Access-Control-Request-Headers)" })),
+  corsCredentials: Type.Boolean({ env: 'CORS_CREDENTIALS', flag: 'cors-credentials', default: false, description: "answer listed origins with Access-Control-Allow-Credentials: true (fetch's credentials: 'include'); needs CORS_ORIGINS to list origins" }),
   bodyLimitBytes: Type.Integer({ env: 'BODY_LIMIT_BYTES', flag: 'body-limit-bytes', minimum: 1, default: 1024 * 1024, description: 'largest request body accepted (larger: 413)' }),
   requestTimeoutMs: Type.Integer({ env: 'REQUEST_TIMEOUT_MS', flag: 'request-timeout-ms', minimum: 1, default: 30_000, description: 'a request, headers and body, must arrive in full within this; else 408 and the connection is closed' }),
   keepAliveTimeoutMs: Type.Integer({ env: 'KEEP_ALIVE_TIMEOUT_MS', flag: 'keep-alive-timeout-ms', minimum: 1, default: 72_000, description: 'a kept-alive connection with no request for this long is closed' }),
@@ -131,6 +133,10 @@ export function loadConfig(
   // An option no setting has (a typo such as timescale for timeScale) is refused, never ignored.
   for (const key of Object.keys(overrides)) {
     if (!SETTING_KEYS.has(key)) problems.push(`unknown option '${key}'${didYouMean(key, [...SETTING_KEYS])}`);
+  }
+  // A browser refuses credentials with a wildcard origin; answering every origin with them instead would let any page act as the user.
+  if (out.corsCredentials === true && String(out.corsOrigins).split(',').some((o) => o.trim() === '*')) {
+    problems.push("CORS_CREDENTIALS=true needs CORS_ORIGINS to list the origins (it is '*')");
   }
   if (problems.length) throw new ConfigError(problems);
   RESOLVED.add(out);

@@ -40,8 +40,8 @@ describe('loadConfig', () => {
   });
 
   it('refuses an option no setting has, naming the nearest one', () => {
-    expect(() => loadConfig({}, { timescale: 2 })).toThrow("unknown option 'timescale' (did you mean 'timeScale'?)");
-    expect(() => loadConfig({}, { somethingElse: 1 })).toThrow(/unknown option 'somethingElse'$/m);
+    expect(() => loadConfig({}, { timescale: 2 } as never)).toThrow("unknown option 'timescale' (did you mean 'timeScale'?)");
+    expect(() => loadConfig({}, { somethingElse: 1 } as never)).toThrow(/unknown option 'somethingElse'$/m);
   });
 
   it('describes every setting with an environment variable, a flag and a description', () => {

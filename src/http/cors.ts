@@ -8,10 +8,29 @@ export const EXPOSED_HEADERS = [
   'retry-after',
   'x-request-id',
   'allow',
+  'x-emulator-fault',
 ];
 
-/** Request headers a cross-origin caller may send (the preflight's answer). */
+/** Request headers a preflight allows when it names none (or names them in a form not taken). */
 export const ALLOWED_HEADERS = ['X-Auth-Token', 'Content-Type', 'Authorization', 'X-Request-Id'];
+
+/** Most header names a preflight's Access-Control-Request-Headers may list to be echoed. */
+const MAX_REQUESTED_HEADERS = 64;
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
+
+/**
+ * The header names a preflight asks for, when every one is a valid name and there are not too
+ * many; undefined otherwise (the fixed list is answered instead). Tracing and monitoring
+ * libraries add headers of their own (traceparent, tracestate, baggage, sentry-trace), and a
+ * development server allows whatever its page sends: so does the emulator, unless
+ * CORS_ALLOW_HEADERS says otherwise.
+ */
+export function requestedHeaders(value: string | undefined): string | undefined {
+  if (value === undefined || value.length > MAX_REQUESTED_HEADERS * 101) return undefined;
+  const names = value.split(',').map((n) => n.trim()).filter(Boolean);
+  if (names.length === 0 || names.length > MAX_REQUESTED_HEADERS || !names.every((n) => HEADER_NAME.test(n))) return undefined;
+  return names.join(', ');
+}
 
 /** Methods a preflight allows. */
 export const ALLOWED_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH'];
@@ -35,13 +54,28 @@ export function parseOrigins(setting: string): '*' | string[] {
  * not a browser's cross-origin call and has no use for them. With a list of origins, every
  * response says `Vary: Origin`, so that a cache never hands one origin's answer to another.
  */
-export function installCors(app: FastifyInstance, setting: string): void {
-  const origins = parseOrigins(setting);
+export interface CorsSettings {
+  /** CORS_ORIGINS: `'*'` or a comma-separated list. */
+  origins: string;
+  /** CORS_ALLOW_HEADERS: a fixed list for preflights; absent, the asked-for headers are allowed. */
+  allowHeaders?: string;
+  /** CORS_CREDENTIALS: Access-Control-Allow-Credentials for listed origins. */
+  credentials?: boolean;
+}
+
+export function installCors(app: FastifyInstance, settings: CorsSettings): void {
+  const origins = parseOrigins(settings.origins);
   const allowed = origins === '*' ? undefined : new Set(origins);
+  // loadConfig refuses credentials with '*'; a list is needed to answer them.
+  const credentials = Boolean(settings.credentials) && allowed !== undefined;
   const exposed = EXPOSED_HEADERS.join(', ');
+  const fixedHeaders = settings.allowHeaders
+    ?.split(',')
+    .map((h) => h.trim())
+    .filter(Boolean)
+    .join(', ');
   const preflightHeaders = {
     'access-control-allow-methods': ALLOWED_METHODS.join(', '),
-    'access-control-allow-headers': ALLOWED_HEADERS.join(', '),
     'access-control-max-age': String(PREFLIGHT_MAX_AGE),
   };
 
@@ -51,11 +85,19 @@ export function installCors(app: FastifyInstance, setting: string): void {
     if (origin !== undefined && (!allowed || allowed.has(origin))) {
       reply.header('access-control-allow-origin', allowed ? origin : '*');
       reply.header('access-control-expose-headers', exposed);
+      if (credentials) reply.header('access-control-allow-credentials', 'true');
     }
     if (request.method !== 'OPTIONS') return done();
     // A preflight, answered here whatever the path. A bare OPTIONS (no Origin) is not a
     // browser's preflight, but a 204 beats a 404 or 405 for it: nothing is there to refuse.
-    reply.code(204).headers(preflightHeaders).header('content-length', '0').send();
+    const asked = fixedHeaders === undefined ? requestedHeaders(request.headers['access-control-request-headers'] as string | undefined) : undefined;
+    if (fixedHeaders === undefined) reply.header('vary', allowed ? 'Origin, Access-Control-Request-Headers' : 'Access-Control-Request-Headers');
+    reply
+      .code(204)
+      .headers(preflightHeaders)
+      .header('access-control-allow-headers', fixedHeaders ?? asked ?? ALLOWED_HEADERS.join(', '))
+      .header('content-length', '0')
+      .send();
   });
 
   // Lets the router accept OPTIONS on every path; the hook above has answered it already.

@@ -100,3 +100,43 @@ describe('CORS, a list of origins', () => {
     expect(parseOrigins(' http://a.test/ ,https://b.test ')).toEqual(['http://a.test', 'https://b.test']);
   });
 });
+
+describe('CORS for frontends with tracing and credentials', () => {
+  it("allows the headers a preflight asks for (OpenTelemetry's and Sentry's among them)", async () => {
+    ({ app } = await makeApp(authSeed()));
+    const res = await preflight(OBJECTS, FRONTEND, 'GET', 'x-auth-token, traceparent, tracestate, baggage, sentry-trace');
+    expect(res.statusCode).toBe(204);
+    expect(res.headers['access-control-allow-headers']).toBe('x-auth-token, traceparent, tracestate, baggage, sentry-trace');
+    expect(String(res.headers.vary)).toMatch(/Access-Control-Request-Headers/);
+  });
+
+  it('answers the fixed list for a request-headers value that is not a list of header names', async () => {
+    ({ app } = await makeApp(authSeed()));
+    const res = await preflight(OBJECTS, FRONTEND, 'GET', 'x-auth-token, bad header\u0001');
+    expect(res.headers['access-control-allow-headers']).toBe('X-Auth-Token, Content-Type, Authorization, X-Request-Id');
+    const many = await preflight(OBJECTS, FRONTEND, 'GET', Array.from({ length: 65 }, (_, i) => `x-h${i}`).join(','));
+    expect(many.headers['access-control-allow-headers']).toBe('X-Auth-Token, Content-Type, Authorization, X-Request-Id');
+  });
+
+  it('answers only CORS_ALLOW_HEADERS when it is set', async () => {
+    ({ app } = await makeApp(authSeed(), { corsAllowHeaders: 'X-Auth-Token, Content-Type' }));
+    const res = await preflight(OBJECTS, FRONTEND, 'GET', 'x-auth-token, traceparent');
+    expect(res.headers['access-control-allow-headers']).toBe('X-Auth-Token, Content-Type');
+  });
+
+  it("answers credentials: 'include' for a listed origin with CORS_CREDENTIALS", async () => {
+    ({ app } = await makeApp(authSeed(), { corsOrigins: FRONTEND, corsCredentials: true }));
+    const pre = await preflight(OBJECTS, FRONTEND);
+    expect(pre.headers['access-control-allow-credentials']).toBe('true');
+    expect(pre.headers['access-control-allow-origin']).toBe(FRONTEND);
+    const res = await app.inject({ url: OBJECTS, headers: { ...AUTH, origin: FRONTEND } });
+    expect(res.headers['access-control-allow-credentials']).toBe('true');
+    const other = await app.inject({ url: OBJECTS, headers: { ...AUTH, origin: 'https://evil.example.net' } });
+    expect(other.headers['access-control-allow-credentials']).toBeUndefined();
+    expect(other.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('refuses CORS_CREDENTIALS with any origin allowed', async () => {
+    await expect(makeApp(authSeed(), { corsCredentials: true })).rejects.toThrow("CORS_CREDENTIALS=true needs CORS_ORIGINS to list the origins (it is '*')");
+  });
+});
