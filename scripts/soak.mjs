@@ -739,4 +739,5 @@ if (PARTS.has('memory')) results.push(await memory());
 if (PARTS.has('kill')) results.push(await kill());
 if (PARTS.has('paths')) results.push(await paths());
 if (PARTS.has('slow')) results.push(await slow());
+if (!process.env.SOAK_PARTS || PARTS.has('sandboxes')) results.push(await (await import('./soak/sandboxes.mjs')).sandboxes({ log }));
 process.exit(results.every(Boolean) ? 0 : 1);

@@ -56,7 +56,9 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   const clock = options.clock ?? new EmulatorClock();
   // Read before the world is built, so that its stores are built once, from the file.
   const opened = config.stateFile === undefined ? undefined : await openStateFile(config.stateFile, config.fixturesDir);
-  const world = new World(options.fixtures ?? emptyState(), clock, config, opened?.persisted?.state);
+  const fixtures = options.fixtures ?? emptyState();
+  const world = new World(fixtures, clock, config, opened?.persisted?.state);
+  let seedTokens: Set<string> | undefined;
   const sandboxes = new Sandboxes({
     mode: config.sandboxes,
     max: config.maxSandboxes,
@@ -65,6 +67,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
     // was one, else the fixtures. Its reset goes back to the fixtures, as the default world's does.
     create: (name, state) => world.fork(name, state ?? opened?.persisted?.state),
     now: wallClock,
+    seedHasToken: (token) => (seedTokens ??= new Set((opened?.persisted?.state ?? fixtures).tokens.map((t) => t.token))).has(token),
   });
   for (const s of opened?.persisted?.sandboxes ?? []) sandboxes.restore(s.name, world.fork(s.name, s.state), s.createdAt, s.lastUsedAt);
 

@@ -1,13 +1,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { World, Emulator } from '../world/world.js';
-import type { Sandboxes } from '../world/sandboxes.js';
-import { DomainError } from '../core/errors.js';
+import { Sandboxes } from '../world/sandboxes.js';
+import { DomainError, missing } from '../core/errors.js';
 import { STATUS_OF } from '../http/errors.js';
 import { refuseUndecodable, requestArea } from '../repository/guard.js';
 import type { FaultVerdict } from '../world/faults.js';
 import { stopwatch } from '../core/clock.js';
-import { sendError } from '../http/errors.js';
+import { errorBody, sendError } from '../http/errors.js';
 import { PATHS, type Area } from '../http/paths.js';
 
 export const CONTROL_PREFIX = PATHS.control;
@@ -110,26 +110,24 @@ function record(emulator: Emulator, request: FastifyRequest, status: number, res
   );
 }
 
+/** What is wrong with the request's admin token; undefined when it is the right one. */
+function adminTokenProblem(request: FastifyRequest, expected: string): string | undefined {
+  const header = request.headers.authorization;
+  if (header === undefined) return 'the Authorization header is missing: the control API needs Authorization: Bearer <ADMIN_TOKEN>';
+  const match = /^Bearer\s+(.+)$/i.exec(header);
+  if (!match) return 'the Authorization header must be Bearer <ADMIN_TOKEN>';
+  if (!sameSecret(match[1].trim(), expected)) return 'the admin token is wrong';
+  return undefined;
+}
+
 /** Answers 401 and returns true when the control API needs an admin token this request lacks. */
 function refuseWithoutAdminToken(request: FastifyRequest, reply: FastifyReply, emulator: Emulator): boolean {
   const expected = emulator.config.adminToken;
   if (expected === undefined) return false;
-  const header = request.headers.authorization;
-  const challenge = { 'www-authenticate': 'Bearer realm="_emulator"' };
-  if (header === undefined) {
-    sendError(reply, 401, 'the Authorization header is missing: the control API needs Authorization: Bearer <ADMIN_TOKEN>', challenge);
-    return true;
-  }
-  const match = /^Bearer\s+(.+)$/i.exec(header);
-  if (!match) {
-    sendError(reply, 401, 'the Authorization header must be Bearer <ADMIN_TOKEN>', challenge);
-    return true;
-  }
-  if (!sameSecret(match[1].trim(), expected)) {
-    sendError(reply, 401, 'the admin token is wrong', challenge);
-    return true;
-  }
-  return false;
+  const problem = adminTokenProblem(request, expected);
+  if (problem === undefined) return false;
+  sendError(reply, 401, problem, { 'www-authenticate': 'Bearer realm="_emulator"' });
+  return true;
 }
 
 /** Calls `done` when the request may go on (after any latency), or answers it instead. */
@@ -174,14 +172,37 @@ function answerFault(request: FastifyRequest, reply: FastifyReply, emulator: Emu
 /** The sandbox name a rewritten URL carried, kept on the raw request for the first hook. */
 export const SANDBOX_NAME = Symbol('sandbox name');
 
+/** A provisional sandbox's name, on a request whose world is registered once its checks pass. */
+const PENDING = Symbol('pending sandbox');
+
+/**
+ * Answers an error from a hook as a body already written out, so that no route's response
+ * schema for that status (the health check's 503) can turn it into a 500.
+ */
+function sendPlainError(reply: FastifyReply, err: DomainError): void {
+  const statusCode = STATUS_OF[err.kind];
+  reply
+    .code(statusCode)
+    .type('application/json; charset=utf-8')
+    .send(JSON.stringify(errorBody(statusCode, err.message)));
+}
+
 /**
  * The first hook of every request: the world it is served by. A path under /sandbox/<name>
- * was rewritten before routing (the name kept on the raw request); its world is found or (in
- * auto mode) created here, and a name that is not one is refused before anything else runs.
+ * was rewritten before routing (the name kept on the raw request). An existing sandbox serves
+ * it. An unknown name is judged first by the credentials its area needs, decided without a
+ * world (the admin token from the settings, a session token from the state a new sandbox
+ * starts from), so that a refused request answers 401 whether or not the name exists and
+ * builds nothing. A request that passes is served (auto mode) by a provisional world from the
+ * seed, registered only in preHandler, once every check of the request has passed; with
+ * ADMIN_TOKEN set, a request that needs no credential (health, log-in, the pages) does not
+ * create one at all. A sandbox is marked used in preHandler too: a refused request does not
+ * keep one alive.
  */
 export function installWorlds(app: FastifyInstance, main: World, sandboxes: Sandboxes): void {
   app.decorateRequest('world', null as unknown as World);
   app.decorateRequest('sandbox', null);
+  const { adminToken, alertsRequireToken } = main.config;
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const name = (request.raw as { [SANDBOX_NAME]?: string })[SANDBOX_NAME];
     if (name === undefined) {
@@ -190,10 +211,67 @@ export function installWorlds(app: FastifyInstance, main: World, sandboxes: Sand
     }
     request.sandbox = name;
     try {
-      request.world = sandboxes.resolve(name);
+      const found = sandboxes.find(name);
+      if (found) {
+        request.world = found;
+        return done();
+      }
+      Sandboxes.check(name, sandboxes.mode);
+      if (refuseUndecodable(request, reply)) return;
+      const { access } = requestArea(request) as Area;
+      const admin = adminToken === undefined || adminTokenProblem(request, adminToken) === undefined;
+      if (access === 'admin' && !admin) {
+        refuseWithoutAdminToken(request, reply, main);
+        return;
+      }
+      if (access === 'token' || (access === 'alert' && alertsRequireToken)) {
+        const header = request.headers['x-auth-token'];
+        if (typeof header !== 'string' || !sandboxes.seedHasToken(header)) {
+          sendError(reply, 401, header === undefined ? 'the X-Auth-Token header is missing' : 'the security token is invalid or expired');
+          return;
+        }
+      } else if (!admin) {
+        // ADMIN_TOKEN is set and the request needs no credential: it may not make a sandbox.
+        if (sandboxes.mode === 'explicit') throw sandboxes.notFound(name);
+        throw missing(
+          `no sandbox '${name}': with ADMIN_TOKEN set, a sandbox is made only by a request with credentials ` +
+            `(Authorization: Bearer <ADMIN_TOKEN>, or an X-Auth-Token of the seed) or by PUT /_emulator/sandboxes/${name}`,
+        );
+      }
+      request.world = sandboxes.provisional(name);
+      (request as { [PENDING]?: string })[PENDING] = name;
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
-      sendError(reply, STATUS_OF[err.kind], err.message);
+      sendPlainError(reply, err);
+      return;
+    }
+    done();
+  });
+
+  // Every check of the request has passed (credentials, faults, body, schema): only now is a
+  // provisional world registered, and an existing one marked used.
+  app.addHook('preHandler', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    const name = request.sandbox;
+    if (name === null) return done();
+    const pending = (request as { [PENDING]?: string })[PENDING];
+    if (pending === undefined) {
+      sandboxes.touch(name);
+      return done();
+    }
+    try {
+      const world = sandboxes.adopt(name, request.world);
+      if (world !== request.world) {
+        // Made by another request meanwhile, perhaps from a state of its own: the session
+        // token is judged again in the world that will serve the request.
+        if (request.session && !world.stores.auth.use(request.session.token)) {
+          sendError(reply, 401, 'the security token is invalid or expired');
+          return;
+        }
+        request.world = world;
+      }
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      sendPlainError(reply, err);
       return;
     }
     done();

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { errorCodes, type FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import type { World } from '../world/world.js';
 import { readStateBody } from '../world/state-parser.js';
 import type { StoreOf } from '../http/routing.js';
@@ -68,7 +69,8 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
       schema: {
         tags: ['Control'],
         summary: 'Liveness and readiness; open even when ADMIN_TOKEN is set',
-        response: { 200: HealthSchema, 503: HealthSchema },
+        // 503 is also the answer, in the error body, when a new sandbox cannot be made (MAX_SANDBOXES).
+        response: { 200: HealthSchema, 503: Type.Union([HealthSchema, ErrorBodySchema]) },
       },
     },
     async (request, reply) => {

@@ -16,6 +16,14 @@ export const DOCS_PATH = PATHS.docs;
  */
 const { $id: _unused, ...ErrorBodyComponent } = ErrorBodySchema;
 
+/**
+ * The Swagger UI page's policy: the dashboard's, except for styles, which Swagger UI sets
+ * inline on its elements.
+ */
+export const DOCS_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'self'";
+export const DOCS_HEADERS = { 'x-content-type-options': 'nosniff', 'x-frame-options': 'SAMEORIGIN', 'referrer-policy': 'no-referrer' };
+
 type Operation = { responses?: Record<string, unknown>; security?: unknown[] };
 
 const DESCRIPTION = `A stateful emulator of a cloud load-testing service.
@@ -90,10 +98,20 @@ export async function installOpenApi(app: FastifyInstance, config: Config): Prom
     },
   });
 
+  // The page and its files carry the dashboard's headers: nothing loaded from elsewhere, no
+  // inline script, not framed by another site, types not guessed. Credentials typed into
+  // "Authorize" last as long as the tab (persistAuthorization off: not kept in localStorage,
+  // where any script of the origin could read them), and no validator badge from elsewhere.
   await app.register(swaggerUi, {
     routePrefix: DOCS_PATH,
-    uiConfig: { docExpansion: 'list', deepLinking: true, tryItOutEnabled: true, persistAuthorization: true },
-    staticCSP: false,
+    uiConfig: { docExpansion: 'list', deepLinking: true, tryItOutEnabled: true, persistAuthorization: false, validatorUrl: null },
+    staticCSP: DOCS_CSP,
+    uiHooks: {
+      onRequest: (_request, reply, done) => {
+        reply.headers(DOCS_HEADERS);
+        done();
+      },
+    },
   });
 
   /** GET /_emulator/openapi.json: this document, for code generators and contract tests. */

@@ -1,4 +1,4 @@
-import { invalid, missing, unavailable } from '../core/errors.js';
+import { type DomainError, invalid, missing, unavailable } from '../core/errors.js';
 import type { State } from './state.js';
 import type { World } from './world.js';
 
@@ -38,6 +38,11 @@ export interface SandboxOptions {
   create: (name: string, state?: State) => World;
   /** Real time, epoch ms: idle timeouts are about people and machines, not emulated time. */
   now: () => number;
+  /**
+   * Whether the state a new sandbox starts from holds this session token: a request under an
+   * unknown name that needs a token is refused without building a world when it does not.
+   */
+  seedHasToken?: (token: string) => boolean;
 }
 
 /**
@@ -82,10 +87,62 @@ export class Sandboxes {
       return found.world;
     }
     Sandboxes.check(name, this.options.mode);
-    if (this.options.mode === 'explicit') {
-      throw missing(`no sandbox '${name}': create it with PUT /_emulator/sandboxes/${name} (SANDBOXES=explicit), or start with SANDBOXES=auto`);
-    }
+    if (this.options.mode === 'explicit') throw this.notFound(name);
     return this.add(name, this.options.create(name), now).world;
+  }
+
+  /** The world of an existing sandbox, without marking it used (undefined when there is none). */
+  find(name: string): World | undefined {
+    this.sweep(this.options.now());
+    return this.sandboxes.get(name)?.world;
+  }
+
+  /** True when a new sandbox would know `token` (it may still have expired there). */
+  seedHasToken(token: string): boolean {
+    return this.options.seedHasToken?.(token) ?? false;
+  }
+
+  /** Marks `name` used now: only a request that passed its checks keeps a sandbox alive. */
+  touch(name: string): void {
+    const found = this.sandboxes.get(name);
+    if (found) found.lastUsedAt = this.options.now();
+  }
+
+  /**
+   * A world from the seed for an unknown name (auto mode), not registered: a request is
+   * served by it until its checks have passed, and only then adopted, so that a refused
+   * request leaves nothing behind. Throws as resolve() does for a bad name or explicit mode.
+   */
+  provisional(name: string): World {
+    Sandboxes.check(name, this.options.mode);
+    if (this.options.mode === 'explicit') throw this.notFound(name);
+    // Full already: refused before a world is built for nothing.
+    if (this.sandboxes.size >= this.options.max) throw this.full(name);
+    return this.options.create(name);
+  }
+
+  /**
+   * Registers a provisional world under `name` and marks it used; when the name was created
+   * meanwhile, keeps that one and returns it instead. 503 past MAX_SANDBOXES.
+   */
+  adopt(name: string, world: World): World {
+    const now = this.options.now();
+    this.sweep(now);
+    const found = this.sandboxes.get(name);
+    if (found) {
+      found.lastUsedAt = now;
+      return found.world;
+    }
+    return this.add(name, world, now).world;
+  }
+
+  private full(name: string): DomainError {
+    return unavailable(`cannot create sandbox '${name}': ${this.sandboxes.size} sandboxes exist and MAX_SANDBOXES is ${this.options.max}; delete some (DELETE /_emulator/sandboxes/<name>) or raise MAX_SANDBOXES`);
+  }
+
+  /** The answer for an unknown name in explicit mode. */
+  notFound(name: string): DomainError {
+    return missing(`no sandbox '${name}': create it with PUT /_emulator/sandboxes/${name} (SANDBOXES=explicit), or start with SANDBOXES=auto`);
   }
 
   /** Creates `name`, or replaces its whole world; from `state`, else from the seed. */
@@ -135,9 +192,7 @@ export class Sandboxes {
   }
 
   private add(name: string, world: World, now: number): Sandbox {
-    if (this.sandboxes.size >= this.options.max) {
-      throw unavailable(`cannot create sandbox '${name}': ${this.sandboxes.size} sandboxes exist and MAX_SANDBOXES is ${this.options.max}; delete some (DELETE /_emulator/sandboxes/<name>) or raise MAX_SANDBOXES`);
-    }
+    if (this.sandboxes.size >= this.options.max) throw this.full(name);
     const sandbox = { world, createdAt: now, lastUsedAt: now };
     this.sandboxes.set(name, sandbox);
     return sandbox;

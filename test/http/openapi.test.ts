@@ -141,6 +141,20 @@ describe('the OpenAPI document', () => {
     const uiDoc = await app.inject({ url: '/_emulator/docs/json' });
     expect(uiDoc.json()).toEqual(await documentOf(app));
   });
+
+  it('sends the page and its files with the dashboard\'s headers, and keeps no credentials in localStorage', async () => {
+    ({ app } = await makeDemoApp());
+    for (const url of ['/_emulator/docs', '/_emulator/docs/', '/_emulator/docs/static/index.html', '/_emulator/docs/static/swagger-initializer.js']) {
+      const res = await app.inject({ url });
+      expect(res.statusCode, url).toBeLessThan(400);
+      expect(res.headers['content-security-policy'], url).toMatch(/default-src 'self'; script-src 'self';.*frame-ancestors 'self'/);
+      expect(res.headers['x-frame-options'], url).toBe('SAMEORIGIN');
+      expect(res.headers['x-content-type-options'], url).toBe('nosniff');
+      expect(res.headers['referrer-policy'], url).toBe('no-referrer');
+    }
+    const init = (await app.inject({ url: '/_emulator/docs/static/swagger-initializer.js' })).body;
+    expect(init).toMatch(/"persistAuthorization":\s*false/);
+  });
 });
 
 describe('the response conformance check', () => {

@@ -53,6 +53,19 @@ describe('Sandboxes', () => {
     expect(kindOf(() => sandboxes.resolve('w1'))).toBe('no error');
   });
 
+  it('a provisional world is registered only when adopted, and never past the limit', () => {
+    const { sandboxes } = registry('auto', 1);
+    const w = sandboxes.provisional('w1');
+    expect(sandboxes.size).toBe(0);
+    expect(sandboxes.find('w1')).toBeUndefined();
+    expect(sandboxes.adopt('w1', w)).toBe(w);
+    expect(sandboxes.find('w1')).toBe(w);
+    // Made meanwhile by another request: the registered one is kept.
+    expect(sandboxes.adopt('w1', registry().main)).toBe(w);
+    expect(kindOf(() => sandboxes.provisional('w2'))).toMatch(/^unavailable: cannot create sandbox 'w2': 1 sandboxes exist and MAX_SANDBOXES is 1/);
+    expect(kindOf(() => registry('explicit').sandboxes.provisional('w1'))).toMatch(/^not-found: no sandbox 'w1'/);
+  });
+
   it('off: nothing resolves', () => {
     const { sandboxes } = registry('off');
     expect(kindOf(() => sandboxes.resolve('w1'))).toMatch(/^not-found: sandboxes are off/);
