@@ -127,10 +127,12 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   );
   installRequestId(app);
   // CORS before the guard (a preflight has no token); OpenAPI before the routes it lists.
-  installCors(app, { origins: config.corsOrigins, allowHeaders: config.corsAllowHeaders, credentials: config.corsCredentials });
+  const installPreflights = installCors(app, { origins: config.corsOrigins, allowHeaders: config.corsAllowHeaders, credentials: config.corsCredentials });
   await installOpenApi(app, config);
   // Then the world of the request (the default one or a sandbox's), which everything after reads.
   installWorlds(app, world, sandboxes);
+  // Preflights are answered once their world is known (so they are journaled), before any credential check.
+  installPreflights();
   // Faults and the journal see every request; a fault strikes before the token check.
   installControlHooks(app);
   installAuthGuard(app, { auth: (r) => r.world.stores.auth, alertsRequireToken: config.alertsRequireToken });

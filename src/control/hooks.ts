@@ -46,8 +46,6 @@ export function installControlHooks(app: FastifyInstance): void {
 
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const emulator = request.world;
-    request.arrivedAt = emulator.clock.now();
-    request.startedAt = stopwatch();
     if (refuseUndecodable(request, reply)) return;
     const area = requestArea(request) as Area;
     if (area.control) {
@@ -199,23 +197,28 @@ function sendPlainError(reply: FastifyReply, err: DomainError): void {
  * create one at all. A sandbox is marked used in preHandler too: a refused request does not
  * keep one alive.
  */
+/** Sets the world that serves the request and when it arrived (for the journal). */
+function arrived(request: FastifyRequest, world: World, done: HookHandlerDoneFunction): void {
+  request.world = world;
+  request.arrivedAt = world.clock.now();
+  request.startedAt = stopwatch();
+  done();
+}
+
 export function installWorlds(app: FastifyInstance, main: World, sandboxes: Sandboxes): void {
   app.decorateRequest('world', null as unknown as World);
   app.decorateRequest('sandbox', null);
   const { adminToken, alertsRequireToken } = main.config;
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const name = (request.raw as { [SANDBOX_NAME]?: string })[SANDBOX_NAME];
-    if (name === undefined) {
-      request.world = main;
-      return done();
-    }
+    if (name === undefined) return arrived(request, main, done);
     request.sandbox = name;
     try {
       const found = sandboxes.find(name);
-      if (found) {
-        request.world = found;
-        return done();
-      }
+      if (found) return arrived(request, found, done);
+      // A preflight carries no credentials and makes nothing: to a sandbox not made yet it is
+      // answered (by answerPreflights) with no world, and so not journaled.
+      if (request.method === 'OPTIONS') return done();
       Sandboxes.check(name, sandboxes.mode);
       if (refuseUndecodable(request, reply)) return;
       const { access } = requestArea(request) as Area;
@@ -238,14 +241,12 @@ export function installWorlds(app: FastifyInstance, main: World, sandboxes: Sand
             `(Authorization: Bearer <ADMIN_TOKEN>, or an X-Auth-Token of the seed) or by PUT /_emulator/sandboxes/${name}`,
         );
       }
-      request.world = sandboxes.provisional(name);
       (request as { [PENDING]?: string })[PENDING] = name;
+      return arrived(request, sandboxes.provisional(name), done);
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
       sendPlainError(reply, err);
-      return;
     }
-    done();
   });
 
   // Every check of the request has passed (credentials, faults, body, schema): only now is a

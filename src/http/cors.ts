@@ -63,7 +63,11 @@ export interface CorsSettings {
   credentials?: boolean;
 }
 
-export function installCors(app: FastifyInstance, settings: CorsSettings): void {
+/**
+ * Installs the hook that marks answers, and returns the one that answers preflights, for the
+ * caller to install once each request's world is known.
+ */
+export function installCors(app: FastifyInstance, settings: CorsSettings): () => void {
   const origins = parseOrigins(settings.origins);
   const allowed = origins === '*' ? undefined : new Set(origins);
   // loadConfig refuses credentials with '*'; a list is needed to answer them.
@@ -87,9 +91,14 @@ export function installCors(app: FastifyInstance, settings: CorsSettings): void 
       reply.header('access-control-expose-headers', exposed);
       if (credentials) reply.header('access-control-allow-credentials', 'true');
     }
+    done();
+  });
+
+  // A preflight is answered once its world is known (so the journal records it), and before
+  // any credential check: a browser's preflight carries none. Whatever the path: a bare
+  // OPTIONS (no Origin) is not a browser's preflight, but a 204 beats a 404 or 405 for it.
+  const answerPreflights = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     if (request.method !== 'OPTIONS') return done();
-    // A preflight, answered here whatever the path. A bare OPTIONS (no Origin) is not a
-    // browser's preflight, but a 204 beats a 404 or 405 for it: nothing is there to refuse.
     const asked = fixedHeaders === undefined ? requestedHeaders(request.headers['access-control-request-headers'] as string | undefined) : undefined;
     if (fixedHeaders === undefined) reply.header('vary', allowed ? 'Origin, Access-Control-Request-Headers' : 'Access-Control-Request-Headers');
     reply
@@ -98,10 +107,11 @@ export function installCors(app: FastifyInstance, settings: CorsSettings): void 
       .header('access-control-allow-headers', fixedHeaders ?? asked ?? ALLOWED_HEADERS.join(', '))
       .header('content-length', '0')
       .send();
-  });
+  };
 
-  // Lets the router accept OPTIONS on every path; the hook above has answered it already.
+  // Lets the router accept OPTIONS on every path; the preflight hook has answered it already.
   app.options('*', { schema: { hide: true } as object }, (_request, reply) => {
     reply.code(204).send();
   });
+  return () => app.addHook('onRequest', answerPreflights);
 }

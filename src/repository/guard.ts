@@ -60,7 +60,9 @@ const routeAreas = new Map<string, Area>();
  */
 export function requestArea(request: FastifyRequest): Area | undefined {
   if (request.area) return request.area;
-  const pattern = request.is404 ? undefined : request.routeOptions.url;
+  // The catch-all OPTIONS route answers preflights for every path: they are judged, like an
+  // unmatched request, by the path they are for (so the journal leaves the control API's alone).
+  const pattern = request.is404 || request.routeOptions.url === '*' ? undefined : request.routeOptions.url;
   let area: Area | undefined;
   if (pattern !== undefined) {
     area = routeAreas.get(pattern);

@@ -140,3 +140,22 @@ describe('CORS for frontends with tracing and credentials', () => {
     await expect(makeApp(authSeed(), { corsCredentials: true })).rejects.toThrow("CORS_CREDENTIALS=true needs CORS_ORIGINS to list the origins (it is '*')");
   });
 });
+
+describe('preflights in the journal', () => {
+  it('journals preflights like other requests, and leaves the control API alone', async () => {
+    ({ app } = await makeApp(authSeed()));
+    await preflight(OBJECTS, FRONTEND, 'PUT', 'traceparent');
+    await preflight('/_emulator/clock', FRONTEND, 'POST', 'content-type');
+    const journal = (await app.inject({ url: '/_emulator/journal' })).json() as { entries: { method: string; path: string; status: number }[] };
+    expect(journal.entries.filter((e) => e.method === 'OPTIONS').map((e) => [e.path, e.status])).toEqual([[OBJECTS, 204]]);
+  });
+
+  it('answers a preflight to a sandbox not made yet without making it', async () => {
+    ({ app } = await makeApp(authSeed()));
+    const res = await preflight(`/sandbox/not-yet${OBJECTS}`, FRONTEND, 'GET', 'x-auth-token');
+    expect(res.statusCode).toBe(204);
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+    const list = (await app.inject({ url: '/_emulator/sandboxes' })).json() as { sandboxes: unknown[] };
+    expect(list.sandboxes).toEqual([]);
+  });
+});
