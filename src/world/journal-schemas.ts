@@ -46,7 +46,7 @@ export const JournalQuerySchema = Type.Object(
     method: Type.Optional(Type.String({ pattern: '^[A-Za-z]+$' })),
     pathPrefix: Type.Optional(Type.String({ minLength: 1 })),
     status: Type.Optional(StatusFilterSchema),
-    limit: Type.Optional(Type.Integer({ minimum: 1, description: 'at most this many, newest first (default 100); a page also ends at 1 MiB of entries' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, description: 'at most this many, newest first (default 100); a page also ends at 512 KiB of entries' })),
     before: Type.Optional(Type.Integer({ minimum: 1, description: 'only entries older than this id: the `next` of the previous page' })),
   },
   { additionalProperties: false },

@@ -304,7 +304,7 @@ export const CALL_WORK_BUDGET = 8 * 1024 * 1024;
 const PARSE_WORK_PER_BYTE = 4;
 
 /** Bytes of entries one page of the listing holds at most (at least one entry). */
-export const PAGE_BYTES = 1024 * 1024;
+export const PAGE_BYTES = 512 * 1024;
 
 /** Entries one page holds when the caller gives no limit. */
 export const DEFAULT_PAGE_SIZE = 100;
