@@ -7,7 +7,7 @@
 //      check is polled: the longest the health check waited.
 // ADMIN_TOKEN is set, as in the report that found the journal unbounded.
 import http from 'node:http';
-import { HOST, request, rssMiB, sleep, startProcess } from '../../bench/lib.mjs';
+import { request, rssMiB, sleep, startProcess } from '../../bench/lib.mjs';
 
 const ADMIN = 'soak-admin-token';
 const ADMIN_HEADERS = { authorization: `Bearer ${ADMIN}` };
