@@ -299,7 +299,10 @@ export class EmulatorClient {
     return this.call('DELETE', '/journal');
   }
 
-  /** How many requests held in the journal match (following the cursor of a count that stops at its work bound), e.g. `{ method: 'POST', path: '/concerto/mpulse/*', bodyJson: { title: 'x' } }`. */
+  /**
+   * How many requests held in the journal match, e.g. `{ method: 'POST', path: '/concerto/mpulse/*', bodyJson: { title: 'x' } }`
+   * (following the cursor of a count that stops at its work bound).
+   */
   async countRequests(matcher: JournalMatcher = {}): Promise<number> {
     // A count stops at its work bound with a cursor; the counts of the calls add up.
     let total = 0;
