@@ -39,10 +39,14 @@ class CutBody {
 
 const encoder = new TextEncoder();
 
-/** The first `limit` bytes of a string, cut on a character boundary. */
+/**
+ * The first `limit` bytes of a string, cut on a character boundary, as a string of its own:
+ * a slice of the whole would keep all of it alive.
+ */
 function cutText(text: string, limit: number): CutBody {
-  const { read } = encoder.encodeInto(text, new Uint8Array(limit));
-  return new CutBody(text.slice(0, read), Buffer.byteLength(text));
+  const bytes = new Uint8Array(limit);
+  const { written } = encoder.encodeInto(text, bytes);
+  return new CutBody(Buffer.from(bytes.buffer, 0, written).toString('utf8'), Buffer.byteLength(text));
 }
 
 /**
