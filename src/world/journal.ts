@@ -305,7 +305,7 @@ export interface Page<T> {
 export const CALL_WORK_BUDGET = 8 * 1024 * 1024;
 
 /** Work counted per byte of a body parsed for `bodyJson`. */
-const PARSE_WORK_PER_BYTE = 4;
+export const PARSE_WORK_PER_BYTE = 8;
 
 /** Bytes of entries one page of the listing holds at most (at least one entry). */
 export const PAGE_BYTES = 512 * 1024;

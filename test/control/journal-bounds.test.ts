@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { AUTH, T0, authSeed, makeApp } from '../helpers/app.js';
-import { CALL_WORK_BUDGET, Journal, JournalBudget } from '../../src/world/journal.js';
+import { CALL_WORK_BUDGET, Journal, JournalBudget, PARSE_WORK_PER_BYTE } from '../../src/world/journal.js';
 
 const REPO = '/concerto/services/rest/RepositoryService/v1';
 const ANNOTATIONS = '/concerto/mpulse/api/annotations/v1';
@@ -114,7 +114,7 @@ describe('journal reads are paged and bounded', () => {
     const journal = new Journal(1000);
     const body = JSON.stringify({ kind: 'big', items: Array.from({ length: 3000 }, (_, i) => ({ i })) });
     for (let i = 0; i < 400; i++) journal.record(T0, 'POST', '/x', 200, 0, null, null, body);
-    const parsedPerCall = CALL_WORK_BUDGET / 4 / body.length;
+    const parsedPerCall = CALL_WORK_BUDGET / PARSE_WORK_PER_BYTE / body.length;
     let total = 0;
     let calls = 0;
     let before: number | undefined;
