@@ -12,9 +12,11 @@
 //           ALERTS_REQUIRE_TOKEN set: every answer is 400, 401 or 404 and the state is unchanged.
 //   slow    hundreds of clients trickle request bodies: each is cut off by REQUEST_TIMEOUT_MS,
 //           and the health check answers throughout.
+//   journal large bodies and headers into many sandboxes keep the journal within its byte
+//           bounds, and reading it never holds the health check (scripts/soak/journal.mjs).
 //
 // Environment: SOAK_SECONDS (default 60, per timed part), SOAK_CLIENTS (50), SOAK_KILLS (20),
-// SOAK_PARTS (race,memory,kill,paths,slow), SOAK_FLUSH_MS (50), SOAK_SLOW_CLIENTS (800),
+// SOAK_PARTS (race,memory,kill,paths,slow,journal), SOAK_FLUSH_MS (50), SOAK_SLOW_CLIENTS (800),
 // SOAK_SLOW_TIMEOUT_MS (2000), BENCH_SERVER (default dist/cli/server.js).
 import http from 'node:http';
 import net from 'node:net';
@@ -23,6 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HOST, median, num, request, rssMiB, sleep, startProcess } from '../bench/lib.mjs';
 import { spellings } from './path-corpus.mjs';
+import { journalPart } from './soak/journal.mjs';
 import { BENCH_TOKEN, FIRST_ANNOTATION_ID, grid, writeSeed } from '../bench/seeds.mjs';
 
 const SECONDS = num('SOAK_SECONDS', 60);
@@ -31,7 +34,7 @@ const KILLS = Math.round(num('SOAK_KILLS', 20));
 const FLUSH_MS = Math.round(num('SOAK_FLUSH_MS', 50));
 const SLOW_CLIENTS = Math.round(num('SOAK_SLOW_CLIENTS', 800));
 const SLOW_TIMEOUT_MS = Math.round(num('SOAK_SLOW_TIMEOUT_MS', 2000));
-const PARTS = new Set((process.env.SOAK_PARTS ?? 'race,memory,kill,paths,slow').split(',').map((s) => s.trim()));
+const PARTS = new Set((process.env.SOAK_PARTS ?? 'race,memory,kill,paths,slow,journal').split(',').map((s) => s.trim()));
 
 const CLOUD = '/concerto/services/rest/CloudService/v1';
 const REPO = '/concerto/services/rest/RepositoryService/v1';
@@ -740,4 +743,5 @@ if (PARTS.has('kill')) results.push(await kill());
 if (PARTS.has('paths')) results.push(await paths());
 if (PARTS.has('slow')) results.push(await slow());
 if (!process.env.SOAK_PARTS || PARTS.has('sandboxes')) results.push(await (await import('./soak/sandboxes.mjs')).sandboxes({ log }));
+if (PARTS.has('journal')) results.push(await (async (v) => (await journalPart(v), v.report('journal'), v.ok))(new Verdict()));
 process.exit(results.every(Boolean) ? 0 : 1);

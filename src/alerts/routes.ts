@@ -4,6 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.js';
 import { ErrorBodySchema, badRequest, installErrorHandling } from '../http/errors.js';
 import { registerRateLimit } from '../http/rate-limit.js';
+import { keepJournalText } from '../http/bodies.js';
 import { noContent, type StoreOf } from '../http/routing.js';
 import type { AlertStore } from './store.js';
 import { AlertParamsSchema, ClearBodySchema, FireBodySchema } from './schemas.js';
@@ -21,6 +22,7 @@ function acceptOptionalJson(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if ((body as string).trim() === '') return done(null, undefined);
+    keepJournalText(request, body as string);
     parseJson(request, body as string, done);
   });
   app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {

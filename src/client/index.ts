@@ -290,7 +290,7 @@ export class EmulatorClient {
 
   // ---- journal ------------------------------------------------------------------------
 
-  /** Recent requests, newest first, with the GET filters (method, pathPrefix, status, limit). */
+  /** One page of recent requests, newest first, with the GET filters (method, pathPrefix, status, limit, before); `next` is the `before` of the next page. */
   journal(query: JournalQuery = {}): Promise<JournalList> {
     return this.call('GET', '/journal', { query });
   }
@@ -299,16 +299,34 @@ export class EmulatorClient {
     return this.call('DELETE', '/journal');
   }
 
-  /** How many requests held in the journal match, e.g. `{ method: 'POST', path: '/concerto/mpulse/*', bodyJson: { title: 'x' } }`. */
+  /**
+   * How many requests held in the journal match, e.g. `{ method: 'POST', path: '/concerto/mpulse/*', bodyJson: { title: 'x' } }`
+   * (following the cursor of a count that stops at its work bound).
+   */
   async countRequests(matcher: JournalMatcher = {}): Promise<number> {
-    const { count } = await this.call<JournalCount>('POST', '/journal/count', { body: matcher });
-    return count;
+    // A count stops at its work bound with a cursor; the counts of the calls add up.
+    let total = 0;
+    let before = matcher.before;
+    for (;;) {
+      const { count, next } = await this.call<JournalCount>('POST', '/journal/count', { body: { ...matcher, ...(before !== undefined ? { before } : {}) } });
+      total += count;
+      if (next === undefined) return total;
+      before = next;
+    }
   }
 
-  /** The requests held that match, newest first, with their headers and bodies. */
+  /** The requests held that match, newest first, with their headers and bodies (at most `limit`). */
   async findRequests(matcher: JournalFindBody = {}): Promise<JournalRecord[]> {
-    const { entries } = await this.call<JournalFound>('POST', '/journal/find', { body: matcher });
-    return entries;
+    const found: JournalRecord[] = [];
+    let before = matcher.before;
+    for (;;) {
+      const limit = matcher.limit === undefined ? undefined : matcher.limit - found.length;
+      const body = { ...matcher, ...(limit !== undefined ? { limit } : {}), ...(before !== undefined ? { before } : {}) };
+      const { entries, next } = await this.call<JournalFound>('POST', '/journal/find', { body });
+      found.push(...entries);
+      if (next === undefined || (matcher.limit !== undefined && found.length >= matcher.limit)) return found;
+      before = next;
+    }
   }
 
   // ---- sandboxes (managed through the emulator's default sandbox) -----------------------

@@ -9,6 +9,7 @@ import type { FaultVerdict } from '../world/faults.js';
 import { stopwatch } from '../core/clock.js';
 import { errorBody, sendError } from '../http/errors.js';
 import { PATHS, type Area } from '../http/paths.js';
+import { keepJournalText } from '../http/bodies.js';
 
 export const CONTROL_PREFIX = PATHS.control;
 
@@ -43,6 +44,14 @@ export function installControlHooks(app: FastifyInstance): void {
   app.decorateRequest('arrivedAt', 0);
   app.decorateRequest('startedAt', 0);
   app.decorateRequest('faultRuleIds', null);
+  app.decorateRequest('journalText', null);
+  // The root's JSON parser (inherited by the scopes that keep it) also keeps the text.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    keepJournalText(request, body as string);
+    parseJson(request, body as string, done);
+  });
 
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const emulator = request.world;
@@ -89,9 +98,19 @@ function payloadSize(status: number, payload: unknown): number {
 }
 
 /**
- * Hands the journal what the request already holds (its headers and parsed body, by
- * reference): the journal copies or renders them only when it is read, or when a body is
- * longer than it keeps.
+ * Why the journal keeps no body of this request: a request no route matched is recorded (a
+ * test asserts on it) but without its body, which any client can send without credentials
+ * and which no route read. (A request without a valid X-Auth-Token is refused before its body
+ * is read, so there is none to keep; a failed log-in keeps its body, secrets masked: it is
+ * the request a person debugging a client wants to see.)
+ */
+function dropBodyOf(request: FastifyRequest): 'unmatched' | undefined {
+  return request.is404 ? 'unmatched' : undefined;
+}
+
+/**
+ * Hands the journal what the request already holds (its headers by reference, the body's
+ * text as sent): the journal cuts the body to its limit and masks secrets when recording.
  */
 function record(emulator: Emulator, request: FastifyRequest, status: number, responseSize: number): number {
   const elapsedMs = stopwatch() - request.startedAt;
@@ -103,8 +122,10 @@ function record(emulator: Emulator, request: FastifyRequest, status: number, res
     Math.round(elapsedMs * 1000) / 1000,
     request.faultRuleIds,
     request.raw.headers,
-    request.body,
+    request.journalText ?? request.body,
     responseSize,
+    request.body,
+    dropBodyOf(request),
   );
 }
 

@@ -47,14 +47,15 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }>
     {
       schema: {
         tags: ['Control'],
-        summary: 'Recent requests, newest first; filter by method, pathPrefix, status (503 or 5xx), limit',
+        summary: 'Recent requests, newest first, a page at a time (limit, before); filter by method, pathPrefix, status (503 or 5xx)',
         querystring: JournalQuerySchema,
         response: { 200: JournalListSchema },
       },
     },
     async (request) => {
       const { journal } = world(request);
-      return { size: journal.size, total: journal.total, entries: journal.list(request.query) };
+      const { items, next } = journal.list(request.query);
+      return { size: journal.size, total: journal.total, entries: items, ...(next !== undefined ? { next } : {}) };
     },
   );
 
@@ -80,7 +81,11 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }>
         response: { 200: JournalCountSchema, 400: ErrorBodySchema },
       },
     },
-    async (request) => ({ count: searching(request.body, () => world(request).journal.count(request.body)) }),
+    async (request) => {
+      const { before, ...matcher } = request.body;
+      const { items, next } = searching(matcher, () => world(request).journal.count(matcher, before));
+      return { count: items, ...(next !== undefined ? { next } : {}) };
+    },
   );
   allowOnly(app, '/journal/count', ['POST']);
 
@@ -96,8 +101,9 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }>
       },
     },
     async (request) => {
-      const { limit, ...matcher } = request.body;
-      return { entries: searching(matcher, () => world(request).journal.find(matcher, limit)) };
+      const { limit, before, ...matcher } = request.body;
+      const { items, next } = searching(matcher, () => world(request).journal.find(matcher, limit, before));
+      return { entries: items, ...(next !== undefined ? { next } : {}) };
     },
   );
   allowOnly(app, '/journal/find', ['POST']);

@@ -1,5 +1,20 @@
 import { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The body's text as sent, kept by the body parser for the request journal. */
+    journalText: string | null;
+  }
+}
+
+/**
+ * Keeps a body's text on the request for the journal, which keeps bytes rather than the
+ * parsed tree (many times larger). Every body parser that hands over a parsed value calls it.
+ */
+export function keepJournalText(request: FastifyRequest, text: string): void {
+  request.journalText = text;
+}
+
 /**
  * How a plugin scope reads request bodies, the way a JAX-RS service does: a resource method
  * without an entity parameter never reads the body, and Jackson reads what it is given.
@@ -31,6 +46,7 @@ export function installBodyRules(app: FastifyInstance, rules: BodyRules): void {
     if (!readsBody(request)) return done(null, undefined);
     // An empty body is left to the route's schema, which says what it expected.
     if (rules.anyContentType && (body as string).trim() === '') return done(null, undefined);
+    keepJournalText(request, body as string);
     parseJson(request, body as string, done);
   });
   // '*' also receives a body sent without any Content-Type.
@@ -39,6 +55,7 @@ export function installBodyRules(app: FastifyInstance, rules: BodyRules): void {
     // The scope's error handler words this and picks its status (415 or 400).
     if (!rules.anyContentType) return done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(), undefined);
     if ((body as string).trim() === '') return done(null, undefined);
+    keepJournalText(request, body as string);
     parseJson(request, body as string, done);
   });
 }

@@ -20,10 +20,16 @@ export const JournalRecordSchema = Type.Object(
     }),
     body: Type.Optional(
       Type.String({
-        description: 'the request body as text (a JSON body re-serialized compactly); at most JOURNAL_BODY_LIMIT_BYTES, a longer one cut and ended with a marker',
+        description: 'the request body as text, as sent; at most JOURNAL_BODY_LIMIT_BYTES, a longer one cut and ended with a marker; the values of password and apiToken fields masked',
       }),
     ),
     bodyCut: Type.Optional(Type.Literal(true, { description: 'the body was longer than JOURNAL_BODY_LIMIT_BYTES and is cut' })),
+    bodyDropped: Type.Optional(
+      Type.Union([Type.Literal('unmatched'), Type.Literal('budget')], {
+        description: 'the request had a body that is not kept: no route matched it (404), or the journal byte budget (JOURNAL_MAX_BYTES) was taken by other worlds',
+      }),
+    ),
+    headersCut: Type.Optional(Type.Literal(true, { description: 'the headers were longer than JOURNAL_HEADER_LIMIT_BYTES: only those that fit are shown' })),
     status: Type.Integer({ description: '0 when the connection was dropped by a fault' }),
     responseSize: Type.Optional(Type.Integer({ description: 'bytes of the response body (absent for a streamed one)' })),
     durationMs: Type.Number({ description: 'real time spent answering' }),
@@ -40,7 +46,8 @@ export const JournalQuerySchema = Type.Object(
     method: Type.Optional(Type.String({ pattern: '^[A-Za-z]+$' })),
     pathPrefix: Type.Optional(Type.String({ minLength: 1 })),
     status: Type.Optional(StatusFilterSchema),
-    limit: Type.Optional(Type.Integer({ minimum: 1, description: 'at most this many, newest first' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, description: 'at most this many, newest first (default 100); a page also ends at 512 KiB of entries' })),
+    before: Type.Optional(Type.Integer({ minimum: 1, description: 'only entries older than this id: the `next` of the previous page' })),
   },
   { additionalProperties: false },
 );
@@ -51,6 +58,7 @@ export const JournalListSchema = Type.Object(
     size: Type.Integer({ description: 'capacity (JOURNAL_SIZE); 0 = off' }),
     total: Type.Integer({ description: 'requests recorded since the last clear, including those pushed out' }),
     entries: Type.Array(JournalRecordSchema, { description: 'newest first' }),
+    next: Type.Optional(Type.Integer({ description: 'more entries may follow: pass this as `before` for the next page' })),
   },
   { additionalProperties: false },
 );
@@ -90,6 +98,7 @@ export const JournalMatcherSchema = Type.Object(
       }),
     ),
     status: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 999 }), StatusFilterSchema], { description: 'an exact status (503) or a class ("5xx")' })),
+    before: Type.Optional(Type.Integer({ minimum: 1, description: 'only entries older than this id: the `next` of the previous answer' })),
   },
   { additionalProperties: false },
 );
@@ -105,13 +114,19 @@ export const JournalFindBodySchema = Type.Object(
 export type JournalFindBody = Static<typeof JournalFindBodySchema>;
 
 export const JournalCountSchema = Type.Object(
-  { count: Type.Integer({ description: 'entries held that match; requests pushed out of the ring are not counted' }) },
+  {
+    count: Type.Integer({ description: 'entries held that match; requests pushed out of the ring are not counted' }),
+    next: Type.Optional(Type.Integer({ description: 'the call stopped at its work bound: count the entries older than this id (pass it as `before`) and add' })),
+  },
   { additionalProperties: false },
 );
 export type JournalCount = Static<typeof JournalCountSchema>;
 
 export const JournalFoundSchema = Type.Object(
-  { entries: Type.Array(JournalRecordSchema, { description: 'matching entries, newest first' }) },
+  {
+    entries: Type.Array(JournalRecordSchema, { description: 'matching entries, newest first' }),
+    next: Type.Optional(Type.Integer({ description: 'more matching entries may follow: pass this as `before` to go on' })),
+  },
   { additionalProperties: false },
 );
 export type JournalFound = Static<typeof JournalFoundSchema>;

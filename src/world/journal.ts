@@ -25,7 +25,7 @@ export class JournalMatchError extends Error {
   }
 }
 
-/** A body longer than the limit: its first part, and how long it was (-1: too deep to serialize). */
+/** A body longer than the limit: its first part, and how many bytes it had in all. */
 class CutBody {
   constructor(
     readonly text: string,
@@ -39,42 +39,92 @@ class CutBody {
 
 const encoder = new TextEncoder();
 
-/** The first `limit` bytes of a string, cut on a character boundary. */
+/**
+ * The first `limit` bytes of a string, cut on a character boundary, as a string of its own:
+ * a slice of the whole would keep all of it alive.
+ */
 function cutText(text: string, limit: number): CutBody {
-  const { read } = encoder.encodeInto(text, new Uint8Array(limit));
-  return new CutBody(text.slice(0, read), Buffer.byteLength(text));
-}
-
-/** A parsed body as JSON text within the limit; a body nested deeper than the stack allows is not shown. */
-function serialized(body: unknown, limit: number): string | CutBody {
-  let text: string;
-  try {
-    text = JSON.stringify(body) ?? '';
-  } catch {
-    return new CutBody('', -1);
-  }
-  return Buffer.byteLength(text) <= limit ? text : cutText(text, limit);
+  const bytes = new Uint8Array(limit);
+  const { written } = encoder.encodeInto(text, bytes);
+  return new CutBody(Buffer.from(bytes.buffer, 0, written).toString('utf8'), Buffer.byteLength(text));
 }
 
 /**
- * What the journal keeps of a request body, decided cheaply when it is recorded: a string or
- * buffer within the limit, or a parsed JSON body whose Content-Length says it is within the
- * limit, is kept as it is (the parsed value is not copied: the routes copy what they store
- * and never change a request's body); only a longer one is turned into text and cut now.
+ * Fields of a request body whose values are secrets (the Tokens log-in's), masked as the
+ * secret headers are. Matched in the body's text, so at any depth and in a cut body too.
  */
-function keptBody(body: unknown, contentLength: string | undefined, limit: number): unknown {
-  if (body === undefined || body === null || limit === 0) return undefined;
-  if (typeof body === 'string') {
-    // At most three bytes per UTF-16 unit: most bodies are let through without counting.
-    if (body.length * 3 <= limit || Buffer.byteLength(body) <= limit) return body;
-    return cutText(body, limit);
+const SECRET_FIELDS = ['password', 'apiToken'];
+
+/**
+ * A secret field and its string value, or the start of one that a cut ends. The value part
+ * cannot backtrack: each character is either a plain one or an escape, never both.
+ */
+const SECRET_FIELD_VALUE = new RegExp(`("(?:${SECRET_FIELDS.join('|')})"\\s*:\\s*)"(?:[^"\\\\]|\\\\.)*(?:"|\\\\?$)`, 'g');
+
+/** What the entry shows when a secret could not be found in the text to be masked. */
+const WITHHELD = '[body withheld: it holds a secret field the journal could not mask]';
+
+/**
+ * The body text with the values of secret fields masked. `parsed` is the request's parsed
+ * body, when there is one: a secret field at its top level whose value is still in the text
+ * after masking (written with escapes, say) withholds the whole body, so a secret never shows.
+ */
+function maskSecrets(text: string, parsed: unknown): string {
+  if (!SECRET_FIELDS.some((field) => text.includes(field))) {
+    // A field name written with escapes ("pass\u0077ord") is caught by the parsed body.
+    if (!hasSecretField(parsed)) return text;
   }
-  if (Buffer.isBuffer(body)) {
-    if (body.length <= limit) return body;
-    return new CutBody(body.subarray(0, limit).toString('utf8'), body.length);
+  const out = text.replace(SECRET_FIELD_VALUE, '$1"***"');
+  if (hasSecretField(parsed)) {
+    const body = parsed as Record<string, unknown>;
+    for (const field of SECRET_FIELDS) {
+      const value = body[field];
+      if (typeof value === 'string' && value !== '' && value !== '***' && out.includes(value)) return WITHHELD;
+    }
   }
-  const declared = contentLength === undefined ? NaN : Number(contentLength);
-  return declared <= limit ? body : serialized(body, limit);
+  return out;
+}
+
+function hasSecretField(parsed: unknown): boolean {
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return false;
+  return SECRET_FIELDS.some((field) => Object.hasOwn(parsed, field));
+}
+
+/**
+ * What the journal keeps of a request body: its text as sent (never a parsed tree, which
+ * takes many times the memory of its bytes), cut to the limit, secret fields masked.
+ * `parsed` is only consulted for secret fields; a body for which no text was captured (a
+ * parser that hands over a parsed value only) is serialized, once, here.
+ */
+function keptBody(raw: unknown, parsed: unknown, limit: number): string | CutBody | undefined {
+  if (limit === 0) return undefined;
+  let text: string;
+  let size: number;
+  if (typeof raw === 'string') {
+    text = raw;
+    size = -1;
+  } else if (Buffer.isBuffer(raw)) {
+    text = raw.subarray(0, limit).toString('utf8');
+    size = raw.length;
+  } else if (raw !== undefined && raw !== null) {
+    try {
+      text = JSON.stringify(raw) ?? '';
+    } catch {
+      return new CutBody('', -1);
+    }
+    size = -1;
+  } else {
+    return undefined;
+  }
+  if (text === '') return undefined;
+  // At most three bytes per UTF-16 unit: most bodies are let through without counting.
+  let kept: string | CutBody;
+  if (size > limit) kept = cutText(text, limit);
+  else if (text.length * 3 <= limit || Buffer.byteLength(text) <= limit) kept = text;
+  else kept = cutText(text, limit);
+  if (typeof kept === 'string') return maskSecrets(kept, parsed);
+  const masked = maskSecrets(kept.text, parsed);
+  return new CutBody(masked, size > 0 ? size : kept.size);
 }
 
 function masked(value: string): string {
@@ -174,12 +224,103 @@ export function compileMatcher(matcher: JournalMatcher): Compiled {
 }
 
 /**
- * The last `size` requests, in a ring allocated once: memory stays bounded however long the
- * emulator runs. The ring is a set of columns (numbers in typed arrays), and a record object
- * is built only when the journal is read: a record object per request would outlive a few
- * young-generation collections before the ring overwrote it, and copying and promoting those
- * cost every request more than writing them. For the same reason headers and bodies are kept
- * as the request holds them, and turned into what an entry shows only when it is read.
+ * Bytes the journals of one process may hold together (JOURNAL_MAX_BYTES): one object shared
+ * by the journal of every world, so that many sandboxes cannot multiply the bound.
+ */
+export class JournalBudget {
+  used = 0;
+  constructor(readonly max: number) {}
+}
+
+const budgets = new WeakMap<object, JournalBudget>();
+
+/**
+ * The byte budget shared by every world built from one configuration: the default world and
+ * its sandboxes (forked from it) share their configuration, and so one budget per process.
+ */
+export function journalBudgetOf(config: { journalMaxBytes: number }): JournalBudget {
+  let budget = budgets.get(config);
+  if (!budget) budgets.set(config, (budget = new JournalBudget(config.journalMaxBytes)));
+  return budget;
+}
+
+/** What a Journal may keep, from the settings. */
+export interface JournalLimits {
+  /** Bytes of each request body kept (JOURNAL_BODY_LIMIT_BYTES). */
+  bodyLimit?: number;
+  /** Bytes of each request's headers kept (JOURNAL_HEADER_LIMIT_BYTES). */
+  headerLimit?: number;
+  /** Bytes this journal may hold (JOURNAL_WORLD_MAX_BYTES). */
+  maxBytes?: number;
+  /** Bytes the journals of the process may hold together (JOURNAL_MAX_BYTES). */
+  budget?: JournalBudget;
+}
+
+/** What an entry costs beyond the text it keeps: its columns and the objects that hold them. */
+export const ENTRY_OVERHEAD_BYTES = 256;
+
+/** Why an entry shows no body although the request had one. */
+export type BodyDropped = 'unmatched' | 'budget';
+
+/** Headers within the limit: the request's own object, or the first ones that fit. */
+function keptHeaders(headers: RequestHeaders | null, limit: number): { headers: RequestHeaders | null; bytes: number; cut: boolean } {
+  if (!headers) return { headers: null, bytes: 0, cut: false };
+  let bytes = 0;
+  let cut = false;
+  let kept: RequestHeaders | null = null;
+  const names = Object.keys(headers);
+  for (let n = 0; n < names.length; n++) {
+    const name = names[n];
+    const value = headers[name];
+    if (value === undefined) continue;
+    const size = name.length + 4 + (Array.isArray(value) ? value.reduce((sum, v) => sum + v.length + 4, 0) : value.length);
+    if (bytes + size > limit) {
+      // From here on, only the headers that fit are kept, in a copy.
+      if (!kept) {
+        kept = {};
+        for (let k = 0; k < n; k++) kept[names[k]] = headers[names[k]];
+      }
+      cut = true;
+      continue;
+    }
+    bytes += size;
+    if (kept) kept[name] = value;
+  }
+  return { headers: kept ?? headers, bytes, cut };
+}
+
+/** A page of a listing or search, and where the next one starts when there may be more. */
+export interface Page<T> {
+  items: T;
+  /** Pass as `before` to go on with older entries; absent when every entry held was examined. */
+  next?: number;
+}
+
+/**
+ * Work one journal call may do, in bytes of text examined (a body parsed for `bodyJson`
+ * counts several times its length, JSON.parse being slower than a text search). A call that
+ * reaches it answers what it has with a cursor to go on from: no call holds the event loop
+ * for long, however many and however large the entries held.
+ */
+export const CALL_WORK_BUDGET = 8 * 1024 * 1024;
+
+/** Work counted per byte of a body parsed for `bodyJson`. */
+export const PARSE_WORK_PER_BYTE = 8;
+
+/** Bytes of entries one page of the listing holds at most (at least one entry). */
+export const PAGE_BYTES = 512 * 1024;
+
+/** Entries one page holds when the caller gives no limit. */
+export const DEFAULT_PAGE_SIZE = 100;
+
+/**
+ * The last requests, in a ring allocated once, bounded in entries (`size`), in bytes for this
+ * world (`maxBytes`) and in bytes for the whole process (the shared `budget`): the oldest
+ * entries of this journal make room first; when the process budget is taken by other
+ * journals, a new entry keeps neither body nor headers, and when even that does not fit it is
+ * not kept (it still counts in `total`). The ring is a set of columns, and a record object is
+ * built only when the journal is read. A body is kept as its text (never as a parsed tree),
+ * cut to the body limit and with secret fields masked, when it is recorded.
  */
 export class Journal {
   private readonly ids: Float64Array;
@@ -188,40 +329,59 @@ export class Journal {
   private readonly statuses: Uint16Array;
   /** Bytes of each response body; -1 when it was streamed. */
   private readonly responseSizes: Float64Array;
+  /** Bytes each entry counts against the bounds. */
+  private readonly costs: Float64Array;
   private readonly methods: string[];
   /** The request target as sent: path and query, split when read. */
   private readonly urls: string[];
   private readonly faulted: Array<string[] | null>;
   private readonly headers: Array<RequestHeaders | null>;
-  /** See keptBody. */
-  private readonly bodies: unknown[];
+  private readonly headersCut: Uint8Array;
+  private readonly bodies: Array<string | CutBody | undefined>;
+  private readonly bodiesDropped: Array<BodyDropped | undefined>;
   private next = 0;
+  /** Entries held (the newest `count` slots before `next`). */
+  private count_ = 0;
   private recorded = 0;
   private lastId = 0;
+  /** Bytes held. */
+  private bytes = 0;
+  readonly bodyLimit: number;
+  readonly headerLimit: number;
+  readonly maxBytes: number;
+  readonly budget: JournalBudget;
 
   constructor(
     readonly size: number,
-    /** How many bytes of a request body are kept (JOURNAL_BODY_LIMIT_BYTES). */
-    readonly bodyLimit = 64 * 1024,
+    limits: JournalLimits = {},
     /** The sandbox whose journal this is, named on every entry; none for the default world. */
     readonly sandbox?: string,
   ) {
+    this.bodyLimit = limits.bodyLimit ?? 64 * 1024;
+    this.headerLimit = limits.headerLimit ?? 8 * 1024;
+    this.budget = limits.budget ?? new JournalBudget(Infinity);
+    this.maxBytes = limits.maxBytes ?? Infinity;
     this.ids = new Float64Array(size);
     this.times = new Float64Array(size);
     this.durations = new Float64Array(size);
     this.statuses = new Uint16Array(size);
     this.responseSizes = new Float64Array(size);
+    this.costs = new Float64Array(size);
+    this.headersCut = new Uint8Array(size);
     this.methods = new Array<string>(size).fill('');
     this.urls = new Array<string>(size).fill('');
     this.faulted = new Array<string[] | null>(size).fill(null);
     this.headers = new Array<RequestHeaders | null>(size).fill(null);
-    this.bodies = new Array<unknown>(size).fill(undefined);
+    this.bodies = new Array<string | CutBody | undefined>(size).fill(undefined);
+    this.bodiesDropped = new Array<BodyDropped | undefined>(size).fill(undefined);
   }
 
   /**
-   * Records one request (status 0: the connection was dropped). `body` is the parsed body;
-   * `responseSize` -1 when the response is a stream. Returns the entry's slot, for
-   * setResponseSize; -1 when the journal keeps nothing.
+   * Records one request (status 0: the connection was dropped). `body` is the body's text as
+   * sent when the parser kept it (else the parsed body), `parsed` the parsed body (consulted
+   * for secret fields only); `dropBody` says why the body is not to be kept. `responseSize`
+   * -1 when the response is a stream. Returns the entry's slot, for setResponseSize; -1 when
+   * the journal keeps nothing.
    */
   record(
     time: number,
@@ -233,8 +393,27 @@ export class Journal {
     headers: RequestHeaders | null = null,
     body: unknown = undefined,
     responseSize = 0,
+    parsed: unknown = undefined,
+    dropBody?: BodyDropped,
   ): number {
+    this.recorded++;
     if (this.size === 0) return -1;
+    const hadBody = body !== undefined && body !== null && body !== '';
+    let kept = dropBody || !hadBody ? undefined : keptBody(body, parsed, this.bodyLimit);
+    let dropped: BodyDropped | undefined = hadBody && dropBody ? dropBody : undefined;
+    let shown = keptHeaders(headers, this.headerLimit);
+    const base = ENTRY_OVERHEAD_BYTES + url.length + method.length;
+    let cost = base + shown.bytes + (kept === undefined ? 0 : typeof kept === 'string' ? kept.length : kept.text.length);
+    if (!this.fits(cost)) {
+      // What is left when the rest of the budget is other journals': the request line only.
+      kept = undefined;
+      dropped = hadBody ? 'budget' : undefined;
+      shown = { headers: null, bytes: 0, cut: headers !== null };
+      cost = base;
+      if (!this.fits(cost)) return -1;
+    }
+    this.makeRoom(cost);
+    if (this.count_ === this.size) this.evictOldest();
     const i = this.next;
     this.ids[i] = ++this.lastId;
     this.times[i] = time;
@@ -243,12 +422,45 @@ export class Journal {
     this.statuses[i] = status;
     this.durations[i] = durationMs;
     this.faulted[i] = faulted;
-    this.headers[i] = headers;
-    this.bodies[i] = keptBody(body, headers?.['content-length'] as string | undefined, this.bodyLimit);
+    this.headers[i] = shown.headers;
+    this.headersCut[i] = shown.cut ? 1 : 0;
+    this.bodies[i] = kept;
+    this.bodiesDropped[i] = dropped;
     this.responseSizes[i] = responseSize;
+    this.costs[i] = cost;
+    this.bytes += cost;
+    this.budget.used += cost;
     this.next = i + 1 === this.size ? 0 : i + 1;
-    this.recorded++;
+    this.count_++;
     return i;
+  }
+
+  /** Whether an entry of `cost` bytes fits once this journal's own entries make room. */
+  private fits(cost: number): boolean {
+    return cost <= this.maxBytes && cost <= this.budget.max - (this.budget.used - this.bytes);
+  }
+
+  /** Evicts this journal's oldest entries until `cost` more bytes fit (see fits). */
+  private makeRoom(cost: number): void {
+    while (this.count_ > 0 && (this.bytes + cost > this.maxBytes || this.budget.used + cost > this.budget.max)) this.evictOldest();
+  }
+
+  private evictOldest(): void {
+    const i = this.slot(this.count_);
+    this.release(i);
+    this.count_--;
+  }
+
+  private release(i: number): void {
+    this.bytes -= this.costs[i];
+    this.budget.used -= this.costs[i];
+    this.costs[i] = 0;
+    this.methods[i] = '';
+    this.urls[i] = '';
+    this.faulted[i] = null;
+    this.headers[i] = null;
+    this.bodies[i] = undefined;
+    this.bodiesDropped[i] = undefined;
   }
 
   /** Sets the response size of the entry in `slot` (from record), once it is known. */
@@ -261,60 +473,87 @@ export class Journal {
     return this.recorded;
   }
 
-  /** Newest first, filtered. */
-  list(filter: JournalQuery = {}): JournalRecord[] {
+  /** Bytes the entries held count against the bounds. */
+  get heldBytes(): number {
+    return this.bytes;
+  }
+
+  /** Entries held. */
+  get held(): number {
+    return this.count_;
+  }
+
+  /**
+   * Newest first, filtered: one page of at most `limit` (DEFAULT_PAGE_SIZE) entries and
+   * PAGE_BYTES, older than the id `before` when given.
+   */
+  list(filter: JournalQuery = {}): Page<JournalRecord[]> {
     const method = filter.method?.toUpperCase();
     const status = statusMatcher(filter.status);
+    const limit = filter.limit ?? DEFAULT_PAGE_SIZE;
     const out: JournalRecord[] = [];
-    const held = this.held();
-    for (let n = 1; n <= held; n++) {
+    let bytes = 0;
+    let work = 0;
+    const held = this.count_;
+    for (let n = this.first(filter.before); n <= held; n++) {
       const i = this.slot(n);
+      if (out.length >= limit || bytes >= PAGE_BYTES || work >= CALL_WORK_BUDGET) return { items: out, next: this.ids[this.slot(n - 1)] };
+      work += 64 + (filter.pathPrefix === undefined ? 0 : filter.pathPrefix.length);
       if (method !== undefined && this.methods[i] !== method) continue;
       if (filter.pathPrefix !== undefined && !this.pathOf(i).startsWith(filter.pathPrefix)) continue;
       if (status && !status(this.statuses[i])) continue;
       out.push(this.entry(i));
-      if (filter.limit !== undefined && out.length >= filter.limit) break;
+      bytes += this.costs[i];
     }
-    return out;
+    return { items: out };
   }
 
-  /** Entries that match, newest first (at most `limit`). Throws JournalMatchError. */
-  find(matcher: JournalMatcher, limit = Infinity): JournalRecord[] {
+  /** Entries that match, newest first (at most `limit`), older than `before`. Throws JournalMatchError. */
+  find(matcher: JournalMatcher, limit = Infinity, before?: number): Page<JournalRecord[]> {
     const out: JournalRecord[] = [];
-    this.scan(compileMatcher(matcher), (i) => {
+    let bytes = 0;
+    const next = this.scan(compileMatcher(matcher), before, (i) => {
       out.push(this.entry(i));
-      return out.length < limit;
+      bytes += this.costs[i];
+      return out.length < limit && bytes < PAGE_BYTES;
     });
-    return out;
+    return { items: out, next };
   }
 
-  /** How many entries held match. Throws JournalMatchError. */
-  count(matcher: JournalMatcher): number {
+  /** How many entries held (older than `before`) match, up to the work budget. Throws JournalMatchError. */
+  count(matcher: JournalMatcher, before?: number): Page<number> {
     let count = 0;
-    this.scan(compileMatcher(matcher), () => {
+    const next = this.scan(compileMatcher(matcher), before, () => {
       count++;
       return true;
     });
-    return count;
+    return { items: count, next };
   }
 
   clear(): void {
-    this.methods.fill('');
-    this.urls.fill('');
-    this.faulted.fill(null);
-    this.headers.fill(null);
-    this.bodies.fill(undefined);
+    for (let n = 1; n <= this.count_; n++) this.release(this.slot(n));
     this.next = 0;
+    this.count_ = 0;
     this.recorded = 0;
-  }
-
-  private held(): number {
-    return Math.min(this.recorded, this.size);
   }
 
   /** The ring slot of the n-th newest entry (n from 1). */
   private slot(n: number): number {
     return (this.next - n + this.size) % this.size;
+  }
+
+  /** The n (from 1) of the newest entry older than the id `before`. */
+  private first(before: number | undefined): number {
+    if (before === undefined) return 1;
+    // Ids decrease from the newest: the place is found by halving.
+    let lo = 1;
+    let hi = this.count_ + 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.ids[this.slot(mid)] < before) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
   }
 
   private pathOf(i: number): string {
@@ -323,12 +562,18 @@ export class Journal {
     return q < 0 ? url : url.slice(0, q);
   }
 
-  /** Calls `found` with each matching slot, newest first, until it returns false. */
-  private scan(m: Compiled, found: (i: number) => boolean): void {
+  /**
+   * Calls `found` with each matching slot, newest first, until it returns false or the work
+   * budget is spent; returns the cursor to go on from when entries are left unexamined.
+   */
+  private scan(m: Compiled, before: number | undefined, found: (i: number) => boolean): number | undefined {
     let globWork = 0;
-    const held = this.held();
-    for (let n = 1; n <= held; n++) {
+    let work = 0;
+    const held = this.count_;
+    for (let n = this.first(before); n <= held; n++) {
+      if (work >= CALL_WORK_BUDGET) return this.ids[this.slot(n - 1)];
       const i = this.slot(n);
+      work += 64;
       if (m.method !== undefined && this.methods[i] !== m.method) continue;
       if (m.status && !m.status(this.statuses[i])) continue;
       if (m.glob !== undefined) {
@@ -343,20 +588,39 @@ export class Journal {
         m.globMatcher ??= globMatcherOf(m.glob);
         if (!m.globMatcher.test(path)) continue;
       }
-      if (m.query && !this.queryMatches(i, m.query)) continue;
+      if (m.query) {
+        work += this.urls[i].length;
+        if (!this.queryMatches(i, m.query)) continue;
+      }
       if (m.header && !this.headersMatch(i, m.header)) continue;
-      if (m.bodyContains !== undefined && !(this.bodyText(i)?.includes(m.bodyContains) ?? false)) continue;
-      if (m.hasBodyJson && !this.bodyJsonMatches(i, m.bodyJson)) continue;
-      if (!found(i)) return;
+      if (m.bodyContains !== undefined) {
+        const text = this.bodyText(i);
+        work += text?.length ?? 0;
+        if (!(text?.includes(m.bodyContains) ?? false)) continue;
+      }
+      if (m.hasBodyJson) {
+        const body = this.bodies[i];
+        if (typeof body !== 'string') continue;
+        work += body.length * PARSE_WORK_PER_BYTE;
+        if (!bodyJsonMatches(body, m.bodyJson)) continue;
+      }
+      if (!found(i)) return n < held ? this.ids[i] : undefined;
     }
+    return undefined;
   }
 
+  /** The query's parameters parsed once per entry, each wanted name then looked up directly. */
   private queryMatches(i: number, wanted: Array<[string, string]>): boolean {
     const url = this.urls[i];
     const q = url.indexOf('?');
     if (q < 0) return false;
-    const params = new URLSearchParams(url.slice(q + 1));
-    return wanted.every(([name, value]) => params.getAll(name).includes(value));
+    const params = new Map<string, string[]>();
+    for (const [name, value] of new URLSearchParams(url.slice(q + 1))) {
+      const values = params.get(name);
+      if (values) values.push(value);
+      else params.set(name, [value]);
+    }
+    return wanted.every(([name, value]) => params.get(name)?.includes(value) ?? false);
   }
 
   private headersMatch(i: number, wanted: Array<[string, string]>): boolean {
@@ -368,32 +632,10 @@ export class Journal {
     });
   }
 
-  private bodyJsonMatches(i: number, expected: unknown): boolean {
-    const body = this.bodies[i];
-    if (body === undefined || body instanceof CutBody) return false;
-    let actual: unknown = body;
-    if (typeof body === 'string' || Buffer.isBuffer(body)) {
-      try {
-        actual = JSON.parse(body.toString());
-      } catch {
-        return false;
-      }
-    }
-    return partialMatch(expected, actual);
-  }
-
-  /**
-   * The body as the entry shows it, without any cut marker. A parsed body is serialized on
-   * its first read and kept so: a dashboard reads the same entries every second.
-   */
+  /** The body as the entry shows it, without any cut marker. */
   private bodyText(i: number): string | undefined {
     const body = this.bodies[i];
-    if (body === undefined || typeof body === 'string') return body;
-    if (body instanceof CutBody) return body.text;
-    if (Buffer.isBuffer(body)) return body.toString('utf8');
-    const text = serialized(body, this.bodyLimit);
-    this.bodies[i] = text;
-    return typeof text === 'string' ? text : text.text;
+    return body instanceof CutBody ? body.text : body;
   }
 
   private entry(i: number): JournalRecord {
@@ -410,19 +652,32 @@ export class Journal {
       durationMs: this.durations[i],
     };
     if (q >= 0 && q < url.length - 1) entry.query = url.slice(q + 1);
-    const text = this.bodyText(i);
+    if (this.headersCut[i]) entry.headersCut = true;
     const body = this.bodies[i];
     if (body instanceof CutBody) {
       entry.body = `${body.text}${body.marker}`;
       entry.bodyCut = true;
-    } else if (text !== undefined) {
-      entry.body = text;
+    } else if (body !== undefined) {
+      entry.body = body;
     }
+    const dropped = this.bodiesDropped[i];
+    if (dropped) entry.bodyDropped = dropped;
     if (this.responseSizes[i] >= 0) entry.responseSize = this.responseSizes[i];
     const faulted = this.faulted[i];
     if (faulted) entry.faulted = faulted;
     return entry;
   }
+}
+
+/** A body's text matched partially against `expected`; text that is not JSON does not match. */
+function bodyJsonMatches(text: string, expected: unknown): boolean {
+  let actual: unknown;
+  try {
+    actual = JSON.parse(text);
+  } catch {
+    return false;
+  }
+  return partialMatch(expected, actual);
 }
 
 /** The fault rules' linear glob matcher; a glob it refuses is refused here in the journal's words. */

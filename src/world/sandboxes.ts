@@ -153,6 +153,7 @@ export class Sandboxes {
     const existing = this.sandboxes.get(name);
     const world = this.options.create(name, state);
     if (existing) {
+      existing.world.journal.clear();
       this.sandboxes.set(name, { world, createdAt: existing.createdAt, lastUsedAt: now });
       return { summary: this.summaryOf(name)!, created: false };
     }
@@ -163,10 +164,13 @@ export class Sandboxes {
   /** Restores a sandbox from a state file, keeping its times; replaces one of the same name. */
   restore(name: string, world: World, createdAt: number, lastUsedAt: number): void {
     Sandboxes.check(name, this.options.mode);
+    this.sandboxes.get(name)?.world.journal.clear();
     this.sandboxes.set(name, { world, createdAt, lastUsedAt });
   }
 
   delete(name: string): boolean {
+    // A sandbox's journal gives back its share of the process's journal bytes (JOURNAL_MAX_BYTES).
+    this.sandboxes.get(name)?.world.journal.clear();
     return this.sandboxes.delete(name);
   }
 
@@ -188,6 +192,7 @@ export class Sandboxes {
   }
 
   clear(): void {
+    for (const s of this.sandboxes.values()) s.world.journal.clear();
     this.sandboxes.clear();
   }
 
@@ -203,6 +208,6 @@ export class Sandboxes {
     const { idleTimeoutMs } = this.options;
     if (idleTimeoutMs <= 0 || now < this.nextSweepAt) return;
     this.nextSweepAt = now + Math.max(1, Math.floor(idleTimeoutMs / 10));
-    for (const [name, s] of this.sandboxes) if (now - s.lastUsedAt >= idleTimeoutMs) this.sandboxes.delete(name);
+    for (const [name, s] of this.sandboxes) if (now - s.lastUsedAt >= idleTimeoutMs) this.delete(name);
   }
 }

@@ -5,7 +5,7 @@ import { ProvisioningStore } from '../provisioning/store.js';
 import { AnnotationStore } from '../annotations/store.js';
 import { AlertStore } from '../alerts/store.js';
 import { FaultStore } from './faults.js';
-import { Journal } from './journal.js';
+import { Journal, journalBudgetOf } from './journal.js';
 import type { SectionName, State } from './state.js';
 import type { StateSnapshot } from './export-stream.js';
 
@@ -43,7 +43,16 @@ export class World {
   ) {
     this.current = this.build(initial);
     this.faults = new FaultStore(clock);
-    this.journal = new Journal(config.journalSize, config.journalBodyLimitBytes, name);
+    this.journal = new Journal(
+      config.journalSize,
+      {
+        bodyLimit: config.journalBodyLimitBytes,
+        headerLimit: config.journalHeaderLimitBytes,
+        maxBytes: config.journalWorldMaxBytes,
+        budget: journalBudgetOf(config),
+      },
+      name,
+    );
     const { scale, frozen } = clock.status();
     this.startClock = { scale, frozen };
   }

@@ -90,6 +90,19 @@ describe('EmulatorClient against a running emulator', () => {
     expect(await client.countRequests()).toBe(0);
   });
 
+  it('counts and finds across the pages of a journal larger than one call examines', async () => {
+    // 40 bodies of 60 KB parsed for bodyJson are more than one call's work: the client follows the cursor.
+    for (let i = 0; i < 40; i++) {
+      const body = JSON.stringify({ title: `Big ${i}`, text: 'x'.repeat(60_000), start: T0 });
+      expect((await fetch(client.urls.annotations, { method: 'POST', headers: demo, body })).status).toBe(200);
+    }
+    const once = await (await fetch(`${emu.url}/_emulator/journal/count`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: '{"bodyJson":{"start":' + T0 + '}}' })).json();
+    expect(once.next).toBeDefined();
+    expect(await client.countRequests({ bodyJson: { start: T0 } })).toBe(40);
+    expect(await client.findRequests({ bodyJson: { start: T0 } })).toHaveLength(40);
+    expect(await client.findRequests({ bodyJson: { start: T0 }, limit: 3 })).toHaveLength(3);
+  });
+
   it('throws EmulatorError with the status and the emulator’s message', async () => {
     const err = await client.lifecycle('grid', 999_999).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EmulatorError);

@@ -165,13 +165,13 @@ describe('journal entries: headers, body, response size', () => {
     expect(Number(/\d+/.exec(marker)![0])).toBeGreaterThan(600);
     await app.close();
 
-    // Nested deeper than JSON.stringify's stack: the entry says so instead of failing the read.
+    // Nested deeper than JSON.stringify's stack: the body is kept as sent, not re-serialized.
     ({ app } = await makeApp(annotationSeed()));
     const deep = `{"title":${'['.repeat(20_000)}1${']'.repeat(20_000)},"text":"t","start":1}`;
     await app.inject({ method: 'POST', url: ANNOTATIONS, headers: json, payload: deep });
     const [entry] = (await journal()).entries;
-    expect(entry).toMatchObject({ body: '…[cut: nested too deep to show]', bodyCut: true });
-    expect(await count({ bodyContains: 'title' })).toBe(0);
+    expect(entry.body).toBe(deep);
+    expect(await count({ bodyContains: 'title' })).toBe(1);
     await app.close();
 
     ({ app } = await makeApp(annotationSeed(), { journalBodyLimitBytes: 0 }));
@@ -275,14 +275,14 @@ describe('journal search work is bounded', () => {
     for (let i = 0; i < 100; i++) journal.record(T0, 'GET', long, 404, 0, null);
     // As a backtracking regular expression this glob takes exponential time on such a path.
     const glob = `/${'*a'.repeat(60)}*b`;
-    expect(journal.count({ path: glob.slice(0, 12) })).toBe(100);
+    expect(journal.count({ path: glob.slice(0, 12) }).items).toBe(100);
     expect(() => journal.count({ path: glob })).toThrow(JournalMatchError);
     // Past the fault rules' limit of stars, named as such (the matcher is theirs).
     expect(() => journal.count({ path: glob })).toThrow(/more than 32 '\*'/);
     // Within the stars, the work of one search is still bounded.
     expect(() => journal.count({ path: `/*${'a'.repeat(200)}*b` })).toThrow(/too long/);
     // A glob whose literal start turns the entries away costs nothing.
-    expect(journal.count({ path: `/b${'*a'.repeat(100)}` })).toBe(0);
+    expect(journal.count({ path: `/b${'*a'.repeat(100)}` }).items).toBe(0);
   });
 
   it('partial JSON matching compares fields, arrays element by element, and values exactly', () => {
