@@ -154,7 +154,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
           tags: ['Control'],
           summary: 'Import a whole state (a fixture set); a bad one is refused and the old state kept',
           body: StateSchema,
-          response: { 200: ReplaceResultSchema, 400: ErrorBodySchema },
+          response: { 200: ReplaceResultSchema, 400: ErrorBodySchema, 503: ErrorBodySchema },
         },
       },
       async (request) => {
@@ -162,7 +162,8 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
         const body = request.body as unknown as Buffer | null | undefined;
         if (body === null || body === undefined) throw badRequest(NOT_A_STATE);
         // A bad state throws a domain error (400), which the error handler answers.
-        const read = await readStateBody(body, 'body');
+        const { importQueueMax, importQueueMaxBytes } = world(request).config;
+        const read = await readStateBody(body, 'body', request.sandbox ?? '', { maxBodies: importQueueMax, maxBytes: importQueueMaxBytes });
         if (read.kind === 'invalid-json') throw new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY();
         if (read.kind !== 'state') throw badRequest(NOT_A_STATE);
         const counts = sectionCounts(read.state);

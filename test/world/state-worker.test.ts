@@ -124,4 +124,44 @@ describe('a posted state read in a worker thread', () => {
     // The old state is kept after every refusal.
     expect((await app.inject({ url: '/_emulator/state' })).json().annotations).toHaveLength(state.annotations.length);
   }, 120_000);
+
+  it("keeps one world's large import from holding up another world's", async () => {
+    ({ app } = await makeApp({}));
+    const demo = await loadFixtures(BUNDLED_FIXTURES_DIR);
+    const many = Array.from({ length: 60_000 }, (_, i) => ({ ...demo.annotations[0], id: 9_000_000 + i, title: `Deploy ${i}` }));
+    const big = JSON.stringify({ ...demo, annotations: [...demo.annotations, ...many] });
+    const small = JSON.stringify(demo);
+    const done: string[] = [];
+    const put = (name: string, payload: string) =>
+      app!
+        .inject({ method: 'PUT', url: `/_emulator/sandboxes/${name}`, payload, headers: { 'content-type': 'application/json' } })
+        .then((res) => {
+          done.push(name);
+          return res.statusCode;
+        });
+    const a = put('a', big);
+    // The small one is sent once the large one is being read.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const b = put('b', small);
+    expect(await Promise.all([a, b])).toEqual([201, 201]);
+    expect(done).toEqual(['b', 'a']);
+  }, 120_000);
+
+  it('refuses an import past IMPORT_QUEUE_MAX with 503 and Retry-After, and changes nothing', async () => {
+    ({ app } = await makeApp({}, { importQueueMax: 1 }));
+    const state = await largeState();
+    const payload = JSON.stringify(state);
+    const headers = { 'content-type': 'application/json' };
+    const first = app.inject({ method: 'PUT', url: '/_emulator/sandboxes/a', payload, headers });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const second = await app.inject({ method: 'PUT', url: '/_emulator/state', payload, headers });
+    expect(second.statusCode).toBe(503);
+    expect(second.headers['retry-after']).toBe('5');
+    expect(second.json().message).toMatch(/too many state imports under way .*IMPORT_QUEUE_MAX is 1/);
+    expect((await first).statusCode).toBe(201);
+    // The refused one changed nothing; once the first is done, the same import goes through.
+    expect((await app.inject({ url: '/_emulator/state' })).json().annotations).toHaveLength(0);
+    const again = await app.inject({ method: 'PUT', url: '/_emulator/state', payload, headers });
+    expect(again.statusCode).toBe(200);
+  }, 120_000);
 });
