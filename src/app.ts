@@ -55,7 +55,10 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   const config = resolveConfig(options.config);
   const clock = options.clock ?? new EmulatorClock();
   // Read before the world is built, so that its stores are built once, from the file.
-  const opened = config.stateFile === undefined ? undefined : await openStateFile(config.stateFile, config.fixturesDir);
+  const opened =
+    config.stateFile === undefined
+      ? undefined
+      : await openStateFile(config.stateFile, config.fixturesDir, { mode: config.sandboxes, onUnloadable: config.stateFileSandboxes });
   const world = new World(options.fixtures ?? emptyState(), clock, config, opened?.persisted?.state);
   const sandboxes = new Sandboxes({
     mode: config.sandboxes,

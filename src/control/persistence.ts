@@ -35,6 +35,9 @@ export async function installPersistence(app: FastifyInstance, { opened, main, s
   const { file, removed, persisted } = opened;
   if (removed.length) app.log.info({ stateFile: file, removed }, 'removed temporary files left by an interrupted write');
   if (persisted) app.log.info({ stateFile: file, sandboxes: persisted.sandboxes.length }, 'state loaded from the state file');
+  if (opened.dropped.length) {
+    app.log.warn({ stateFile: file, dropped: opened.dropped }, 'sandboxes of the state file left out (STATE_FILE_SANDBOXES=drop): the next write removes them from the file');
+  }
 
   // Every world's snapshot is taken in one synchronous step, so the file holds one moment of
   // all of them; the text is then produced in slices, between which requests are served.

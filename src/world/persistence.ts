@@ -4,6 +4,7 @@ import { basename, dirname, join, relative, resolve, isAbsolute } from 'node:pat
 import { wallClock } from '../core/clock.js';
 import { FixtureError } from '../core/fixtures.js';
 import { parseState, type State } from './state.js';
+import { SANDBOX_NAME, SANDBOX_NAME_RULE } from './sandboxes.js';
 
 /**
  * Reads a state file written by an earlier run. Undefined when there is none yet; a file
@@ -256,6 +257,46 @@ export interface OpenedStateFile {
   persisted?: Persisted;
   /** Temporary files of interrupted writes that were removed. */
   removed: string[];
+  /** Sandboxes of the file left out (STATE_FILE_SANDBOXES=drop), each with why. */
+  dropped: Array<{ name: string; reason: string }>;
+}
+
+/** What decides whether the file's sandboxes can be loaded. */
+export interface SandboxRules {
+  /** SANDBOXES. */
+  mode: 'auto' | 'explicit' | 'off';
+  /** STATE_FILE_SANDBOXES: `drop` leaves out what cannot be loaded instead of stopping the start. */
+  onUnloadable: 'keep' | 'drop';
+}
+
+/** `$.sandboxes.name`, or `$.sandboxes["odd name"]` when the name is not a plain identifier. */
+const sandboxPath = (name: string) => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? `$.sandboxes.${name}` : `$.sandboxes[${JSON.stringify(name).slice(0, 90)}]`);
+
+/**
+ * The file's sandboxes that this start cannot load (sandboxes off, a name that is not a valid
+ * sandbox name): one line naming the file, the JSON path and what to do, or, with
+ * STATE_FILE_SANDBOXES=drop, those sandboxes left out and listed.
+ */
+function checkSandboxes(file: string, persisted: Persisted, rules: SandboxRules): Array<{ name: string; reason: string }> {
+  const unloadable: Array<{ name: string; reason: string; path: string }> = [];
+  for (const { name } of persisted.sandboxes) {
+    const path = sandboxPath(name);
+    if (rules.mode === 'off') unloadable.push({ name, path, reason: 'sandboxes are off (SANDBOXES=off)' });
+    else if (!SANDBOX_NAME.test(name)) unloadable.push({ name, path, reason: `'${name.slice(0, 80)}' is not a valid sandbox name (${SANDBOX_NAME_RULE})` });
+  }
+  if (unloadable.length === 0) return [];
+  if (rules.onUnloadable === 'drop') {
+    const names = new Set(unloadable.map((u) => u.name));
+    persisted.sandboxes = persisted.sandboxes.filter((s) => !names.has(s.name));
+    return unloadable.map(({ name, reason }) => ({ name, reason }));
+  }
+  const first = unloadable[0];
+  const more = unloadable.length > 1 ? ` (and ${unloadable.length - 1} more)` : '';
+  const fix =
+    rules.mode === 'off'
+      ? 'start with SANDBOXES=auto or explicit to load them, or with STATE_FILE_SANDBOXES=drop (--state-file-sandboxes drop) to start without them (the next write removes them from the file)'
+      : 'rename or remove it in the file, or start with STATE_FILE_SANDBOXES=drop (--state-file-sandboxes drop) to start without it (the next write removes it from the file)';
+  throw new FixtureError(`state file ${file}: ${first.path}: cannot be loaded: ${first.reason}${more}; ${fix}`);
 }
 
 /**
@@ -263,7 +304,7 @@ export interface OpenedStateFile {
  * file): refuses a file among the fixtures, removes what interrupted writes left beside it,
  * and reads it if it exists.
  */
-export async function openStateFile(stateFile: string, fixturesDir: string): Promise<OpenedStateFile> {
+export async function openStateFile(stateFile: string, fixturesDir: string, rules: SandboxRules = { mode: 'auto', onUnloadable: 'keep' }): Promise<OpenedStateFile> {
   const file = resolve(stateFile);
   // A state file among the fixtures would be written to, and read back as a fixture.
   if (inside(fixturesDir, file)) {
@@ -271,5 +312,6 @@ export async function openStateFile(stateFile: string, fixturesDir: string): Pro
   }
   const removed = await removeStaleTemporaryFiles(file);
   const persisted = await readPersisted(file);
-  return { file, removed, ...(persisted ? { persisted } : {}) };
+  const dropped = persisted ? checkSandboxes(file, persisted, rules) : [];
+  return { file, removed, dropped, ...(persisted ? { persisted } : {}) };
 }
