@@ -134,7 +134,14 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   // Faults and the journal see every request; a fault strikes before the token check.
   installControlHooks(app);
   installAuthGuard(app, { auth: (r) => r.world.stores.auth, alertsRequireToken: config.alertsRequireToken });
-  await installPersistence(app, { opened, main: world, sandboxes, flushIntervalMs: config.stateFlushIntervalMs });
+  await installPersistence(app, {
+    opened,
+    main: world,
+    sandboxes,
+    flushIntervalMs: config.stateFlushIntervalMs,
+    maxBytes: config.stateFileMaxBytes,
+    worldMaxBytes: config.stateFileWorldMaxBytes,
+  });
 
   // Each interface gets its own store, through the request's world, and the settings it reads.
   await app.register(repositoryRoutes, {
