@@ -12,9 +12,11 @@
 //           ALERTS_REQUIRE_TOKEN set: every answer is 400, 401 or 404 and the state is unchanged.
 //   slow    hundreds of clients trickle request bodies: each is cut off by REQUEST_TIMEOUT_MS,
 //           and the health check answers throughout.
+//   state   the state file with 20 untouched sandboxes (size, idle CPU) and imports into two
+//           sandboxes at once (scripts/soak/state-file.mjs).
 //
 // Environment: SOAK_SECONDS (default 60, per timed part), SOAK_CLIENTS (50), SOAK_KILLS (20),
-// SOAK_PARTS (race,memory,kill,paths,slow), SOAK_FLUSH_MS (50), SOAK_SLOW_CLIENTS (800),
+// SOAK_PARTS (race,memory,kill,paths,slow,state), SOAK_FLUSH_MS (50), SOAK_SLOW_CLIENTS (800),
 // SOAK_SLOW_TIMEOUT_MS (2000), BENCH_SERVER (default dist/cli/server.js).
 import http from 'node:http';
 import net from 'node:net';
@@ -24,6 +26,7 @@ import { join } from 'node:path';
 import { HOST, median, num, request, rssMiB, sleep, startProcess } from '../bench/lib.mjs';
 import { spellings } from './path-corpus.mjs';
 import { BENCH_TOKEN, FIRST_ANNOTATION_ID, grid, writeSeed } from '../bench/seeds.mjs';
+import { stateFile } from './soak/state-file.mjs';
 
 const SECONDS = num('SOAK_SECONDS', 60);
 const CLIENTS = Math.round(num('SOAK_CLIENTS', 50));
@@ -31,7 +34,7 @@ const KILLS = Math.round(num('SOAK_KILLS', 20));
 const FLUSH_MS = Math.round(num('SOAK_FLUSH_MS', 50));
 const SLOW_CLIENTS = Math.round(num('SOAK_SLOW_CLIENTS', 800));
 const SLOW_TIMEOUT_MS = Math.round(num('SOAK_SLOW_TIMEOUT_MS', 2000));
-const PARTS = new Set((process.env.SOAK_PARTS ?? 'race,memory,kill,paths,slow').split(',').map((s) => s.trim()));
+const PARTS = new Set((process.env.SOAK_PARTS ?? 'race,memory,kill,paths,slow,state').split(',').map((s) => s.trim()));
 
 const CLOUD = '/concerto/services/rest/CloudService/v1';
 const REPO = '/concerto/services/rest/RepositoryService/v1';
@@ -739,4 +742,5 @@ if (PARTS.has('memory')) results.push(await memory());
 if (PARTS.has('kill')) results.push(await kill());
 if (PARTS.has('paths')) results.push(await paths());
 if (PARTS.has('slow')) results.push(await slow());
+if (PARTS.has('state')) results.push(await stateFile());
 process.exit(results.every(Boolean) ? 0 : 1);
