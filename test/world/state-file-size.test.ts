@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { writeStateFile } from '../../src/world/persistence.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -167,4 +168,28 @@ describe('the bounds of the state file', () => {
       expect(JSON.parse(await readFile(file, 'utf8')).sandboxes).toBeUndefined();
     });
   }
+});
+
+describe('writeStateFile', () => {
+  it('writes each piece as it comes, so the whole text is never held; the file appears whole, by rename', async () => {
+    const piece = 'x'.repeat(64 * 1024);
+    const sizes: number[] = [];
+    async function* text() {
+      for (let i = 0; i < 4; i++) {
+        // What the temporary file holds when the next piece is asked for.
+        sizes.push((await stat(`${file}.tmp-${process.pid}`).catch(() => ({ size: -1 }))).size);
+        yield piece;
+      }
+    }
+    await writeStateFile(file, text());
+    expect(sizes).toEqual([0, piece.length, 2 * piece.length, 3 * piece.length]);
+    expect((await stat(file)).size).toBe(4 * piece.length);
+  });
+
+  it('gives up past its bound, leaving the old file and no temporary file', async () => {
+    await writeStateFile(file, 'old');
+    await expect(writeStateFile(file, ['a'.repeat(600), 'b'.repeat(600)], 1000)).rejects.toThrow('the state file would pass STATE_FILE_MAX_BYTES (1000 bytes)');
+    expect(await readFile(file, 'utf8')).toBe('old');
+    await expect(stat(`${file}.tmp-${process.pid}`)).rejects.toThrow();
+  });
 });
