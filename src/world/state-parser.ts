@@ -94,6 +94,11 @@ class ImportQueue {
   private bodies = 0;
   private bytes = 0;
 
+  /** Bodies waiting or being read. */
+  get held(): number {
+    return this.bodies;
+  }
+
   run<T>(world: string, size: number, bounds: ImportBounds, read: () => Promise<T>): Promise<T> {
     if (this.bodies + 1 > bounds.maxBodies || this.bytes + size > bounds.maxBytes) {
       throw importQueueFull(this.bodies, this.bytes, bounds);
@@ -124,6 +129,11 @@ function importQueueFull(bodies: number, bytes: number, bounds: ImportBounds): D
 }
 
 const imports = new ImportQueue();
+
+/** How many posted bodies are waiting or being read in workers now (for tests and the soak). */
+export function importsHeld(): number {
+  return imports.held;
+}
 
 /** The bounds when a caller gives none (tests of the reader alone). */
 const UNBOUNDED: ImportBounds = { maxBodies: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER };

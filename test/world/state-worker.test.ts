@@ -2,7 +2,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { BUNDLED_FIXTURES_DIR } from '../../src/config.js';
 import { FixtureError } from '../../src/core/fixtures.js';
-import { configureStateWorker, readBody, readStateBody, slicesOf, type StateBody } from '../../src/world/state-parser.js';
+import { configureStateWorker, importsHeld, readBody, readStateBody, slicesOf, type StateBody } from '../../src/world/state-parser.js';
 import { loadFixtures, type State } from '../../src/world/state.js';
 import { makeApp } from '../helpers/app.js';
 
@@ -27,6 +27,12 @@ afterEach(async () => {
   await app?.close();
   app = undefined;
 });
+
+/** Waits until `n` bodies are waiting or being read in workers. */
+async function untilHeld(n: number): Promise<void> {
+  for (let i = 0; i < 2000 && importsHeld() < n; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  expect(importsHeld()).toBe(n);
+}
 
 /** What reading a body gives, or the error it throws (class and message). */
 async function outcome(read: () => StateBody | Promise<StateBody>): Promise<StateBody | { threw: string; fixture: boolean; message: string }> {
@@ -141,7 +147,7 @@ describe('a posted state read in a worker thread', () => {
         });
     const a = put('a', big);
     // The small one is sent once the large one is being read.
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await untilHeld(1);
     const b = put('b', small);
     expect(await Promise.all([a, b])).toEqual([201, 201]);
     expect(done).toEqual(['b', 'a']);
@@ -153,7 +159,7 @@ describe('a posted state read in a worker thread', () => {
     const payload = JSON.stringify(state);
     const headers = { 'content-type': 'application/json' };
     const first = app.inject({ method: 'PUT', url: '/_emulator/sandboxes/a', payload, headers });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await untilHeld(1);
     const second = await app.inject({ method: 'PUT', url: '/_emulator/state', payload, headers });
     expect(second.statusCode).toBe(503);
     expect(second.headers['retry-after']).toBe('5');
