@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { FixtureError } from '../../src/core/fixtures.js';
+import { userFacingStartupError } from '../../src/cli/serve.js';
 import { emptyState } from '../../src/world/state.js';
 import { authSeed, makeApp } from '../helpers/app.js';
 
@@ -47,6 +48,8 @@ describe('a state file whose sandboxes this start cannot load', () => {
       `state file ${file}: $.sandboxes.w1: cannot be loaded: sandboxes are off (SANDBOXES=off) (and 1 more); start with SANDBOXES=auto or explicit to load them, or with STATE_FILE_SANDBOXES=drop (--state-file-sandboxes drop) to start without them (the next write removes them from the file)`,
     );
     expect(err.message).not.toContain('\n');
+    // The command line prints just this line (exit code 2), not a stack.
+    expect(userFacingStartupError(err)).toBe(err.message);
     expect(await readFile(file, 'utf8')).toBe(before);
   });
 
