@@ -12,11 +12,15 @@
 //           ALERTS_REQUIRE_TOKEN set: every answer is 400, 401 or 404 and the state is unchanged.
 //   slow    hundreds of clients trickle request bodies: each is cut off by REQUEST_TIMEOUT_MS,
 //           and the health check answers throughout.
+//   sandboxes  with ADMIN_TOKEN set, requests without credentials to hundreds of new sandbox names
+//           make none, and the admin's PUT still succeeds (scripts/soak/sandboxes.mjs).
 //   journal large bodies and headers into many sandboxes keep the journal within its byte
 //           bounds, and reading it never holds the health check (scripts/soak/journal.mjs).
+//   state   the state file with 20 untouched sandboxes (size, idle CPU) and imports into two
+//           sandboxes at once (scripts/soak/state-file.mjs).
 //
 // Environment: SOAK_SECONDS (default 60, per timed part), SOAK_CLIENTS (50), SOAK_KILLS (20),
-// SOAK_PARTS (race,memory,kill,paths,slow,journal), SOAK_FLUSH_MS (50), SOAK_SLOW_CLIENTS (800),
+// SOAK_PARTS (race,memory,kill,paths,slow,sandboxes,journal,state), SOAK_FLUSH_MS (50), SOAK_SLOW_CLIENTS (800),
 // SOAK_SLOW_TIMEOUT_MS (2000), BENCH_SERVER (default dist/cli/server.js).
 import http from 'node:http';
 import net from 'node:net';
@@ -27,6 +31,7 @@ import { HOST, median, num, request, rssMiB, sleep, startProcess } from '../benc
 import { spellings } from './path-corpus.mjs';
 import { journalPart } from './soak/journal.mjs';
 import { BENCH_TOKEN, FIRST_ANNOTATION_ID, grid, writeSeed } from '../bench/seeds.mjs';
+import { stateFile } from './soak/state-file.mjs';
 
 const SECONDS = num('SOAK_SECONDS', 60);
 const CLIENTS = Math.round(num('SOAK_CLIENTS', 50));
@@ -34,7 +39,7 @@ const KILLS = Math.round(num('SOAK_KILLS', 20));
 const FLUSH_MS = Math.round(num('SOAK_FLUSH_MS', 50));
 const SLOW_CLIENTS = Math.round(num('SOAK_SLOW_CLIENTS', 800));
 const SLOW_TIMEOUT_MS = Math.round(num('SOAK_SLOW_TIMEOUT_MS', 2000));
-const PARTS = new Set((process.env.SOAK_PARTS ?? 'race,memory,kill,paths,slow,journal').split(',').map((s) => s.trim()));
+const PARTS = new Set((process.env.SOAK_PARTS ?? 'race,memory,kill,paths,slow,sandboxes,journal,state').split(',').map((s) => s.trim()));
 
 const CLOUD = '/concerto/services/rest/CloudService/v1';
 const REPO = '/concerto/services/rest/RepositoryService/v1';
@@ -742,6 +747,7 @@ if (PARTS.has('memory')) results.push(await memory());
 if (PARTS.has('kill')) results.push(await kill());
 if (PARTS.has('paths')) results.push(await paths());
 if (PARTS.has('slow')) results.push(await slow());
-if (!process.env.SOAK_PARTS || PARTS.has('sandboxes')) results.push(await (await import('./soak/sandboxes.mjs')).sandboxes({ log }));
+if (PARTS.has('sandboxes')) results.push(await (await import('./soak/sandboxes.mjs')).sandboxes({ log }));
 if (PARTS.has('journal')) results.push(await (async (v) => (await journalPart(v), v.report('journal'), v.ok))(new Verdict()));
+if (PARTS.has('state')) results.push(await stateFile());
 process.exit(results.every(Boolean) ? 0 : 1);

@@ -55,7 +55,10 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   const config = resolveConfig(options.config);
   const clock = options.clock ?? new EmulatorClock();
   // Read before the world is built, so that its stores are built once, from the file.
-  const opened = config.stateFile === undefined ? undefined : await openStateFile(config.stateFile, config.fixturesDir);
+  const opened =
+    config.stateFile === undefined
+      ? undefined
+      : await openStateFile(config.stateFile, config.fixturesDir, { mode: config.sandboxes, onUnloadable: config.stateFileSandboxes });
   const fixtures = options.fixtures ?? emptyState();
   const world = new World(fixtures, clock, config, opened?.persisted?.state);
   let seedTokens: Set<string> | undefined;
@@ -136,7 +139,14 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   // Faults and the journal see every request; a fault strikes before the token check.
   installControlHooks(app);
   installAuthGuard(app, { auth: (r) => r.world.stores.auth, alertsRequireToken: config.alertsRequireToken });
-  await installPersistence(app, { opened, main: world, sandboxes, flushIntervalMs: config.stateFlushIntervalMs });
+  await installPersistence(app, {
+    opened,
+    main: world,
+    sandboxes,
+    flushIntervalMs: config.stateFlushIntervalMs,
+    maxBytes: config.stateFileMaxBytes,
+    worldMaxBytes: config.stateFileWorldMaxBytes,
+  });
 
   // Each interface gets its own store, through the request's world, and the settings it reads.
   await app.register(repositoryRoutes, {

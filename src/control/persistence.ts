@@ -1,9 +1,10 @@
 import { dirname } from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { CONTROL_PREFIX } from './hooks.js';
 import { FixtureError } from '../core/fixtures.js';
 import type { Sandboxes } from '../world/sandboxes.js';
 import { StateFileWriter, type OpenedStateFile } from '../world/persistence.js';
-import { stateFileText } from '../world/export-stream.js';
+import { stateFileText, type SeedReference } from '../world/export-stream.js';
 import type { World } from '../world/world.js';
 
 declare module 'fastify' {
@@ -20,7 +21,23 @@ export interface PersistenceOptions {
   sandboxes: Sandboxes;
   /** STATE_FLUSH_INTERVAL_MS: 0 writes on close only. */
   flushIntervalMs: number;
+  /** STATE_FILE_MAX_BYTES. */
+  maxBytes?: number;
+  /** STATE_FILE_WORLD_MAX_BYTES. */
+  worldMaxBytes?: number;
 }
+
+/** A number for each world object, so that a sandbox replaced by another of the same name counts as a change. */
+const worldIds = new WeakMap<World, number>();
+let nextWorldId = 0;
+function idOf(world: World): number {
+  let id = worldIds.get(world);
+  if (id === undefined) worldIds.set(world, (id = ++nextWorldId));
+  return id;
+}
+
+/** Requests that only read: every other one may change the world it is served by. */
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
  * Optional persistence (STATE_FILE) of the default world and every sandbox: written once at
@@ -29,21 +46,48 @@ export interface PersistenceOptions {
  * a new seed. A write that fails later is logged and shown by the health check
  * (app.statePersistence); the next write tries again.
  */
-export async function installPersistence(app: FastifyInstance, { opened, main, sandboxes, flushIntervalMs }: PersistenceOptions): Promise<void> {
+export async function installPersistence(
+  app: FastifyInstance,
+  { opened, main, sandboxes, flushIntervalMs, maxBytes = Number.POSITIVE_INFINITY, worldMaxBytes = Number.POSITIVE_INFINITY }: PersistenceOptions,
+): Promise<void> {
   app.decorate('statePersistence', null);
   if (!opened) return;
   const { file, removed, persisted } = opened;
   if (removed.length) app.log.info({ stateFile: file, removed }, 'removed temporary files left by an interrupted write');
   if (persisted) app.log.info({ stateFile: file, sandboxes: persisted.sandboxes.length }, 'state loaded from the state file');
+  if (opened.dropped.length) {
+    app.log.warn({ stateFile: file, dropped: opened.dropped }, 'sandboxes of the state file left out (STATE_FILE_SANDBOXES=drop): the next write removes them from the file');
+  }
 
+  // What a sandbox nobody changed is written as: a reference to the state the next start has
+  // anyway. The fixtures always; the default world's state (as the file then holds it) only
+  // while the default world is still what this start loaded.
+  const started = persisted?.state;
+  const referenceOf = (world: World): SeedReference | undefined => {
+    const from = world.untouchedFrom();
+    if (from === undefined) return undefined;
+    if (from === world.seedState) return 'fixtures';
+    if (started !== undefined && from === started && main.untouchedFrom() === started) return 'default';
+    return undefined;
+  };
   // Every world's snapshot is taken in one synchronous step, so the file holds one moment of
-  // all of them; the text is then produced in slices, between which requests are served.
-  const writer = new StateFileWriter(file, () =>
-    stateFileText(
-      main.snapshot(),
-      sandboxes.entries().map(({ name, world, createdAt, lastUsedAt }) => ({ name, createdAt, lastUsedAt, state: world.snapshot() })),
-    ),
-  );
+  // all of them; the text is then produced in slices, between which requests are served, and
+  // written to the file as it comes.
+  const writer = new StateFileWriter(file, {
+    snapshot: () =>
+      stateFileText(
+        main.snapshot(),
+        sandboxes.entries().map(({ name, world, createdAt, lastUsedAt }) => {
+          const seed = referenceOf(world);
+          return { name, createdAt, lastUsedAt, state: seed ? { seed } : world.snapshot() };
+        }),
+        worldMaxBytes,
+      ),
+    // Which worlds there are and how often each changed: nothing else makes the file change
+    // (a sandbox's lastUsedAt alone does not: it is written with the next change).
+    version: () => [{ name: '', world: main }, ...sandboxes.entries()].map(({ name, world }) => `${name}:${idOf(world)}:${world.changes}`).join('/'),
+    maxBytes,
+  });
   try {
     await writer.flush();
   } catch (err) {
@@ -51,6 +95,22 @@ export async function installPersistence(app: FastifyInstance, { opened, main, s
   }
   writer.log = app.log;
   app.statePersistence = writer;
+  // A request that may change its world marks it touched before its handler runs (a reset or
+  // an import in the handler then makes it what it was built from), and counts a change once
+  // answered (a handler that waits, for a fault's latency or an import, changes it late; a
+  // refused one too: a write too many is harmless). Reads do neither, so an idle or read-only
+  // process never writes.
+  // Managing sandboxes changes which sandboxes there are (the version sees that), not the
+  // default world that serves those requests.
+  const changes = (request: FastifyRequest) => !READS.has(request.method) && !request.routeOptions.url?.startsWith(`${CONTROL_PREFIX}/sandboxes`);
+  app.addHook('preHandler', (request, _reply, done) => {
+    if (changes(request)) (request as { world?: World }).world?.touch();
+    done();
+  });
+  app.addHook('onResponse', (request, _reply, done) => {
+    if (changes(request)) (request as { world?: World }).world?.countChange();
+    done();
+  });
 
   let timer: NodeJS.Timeout | undefined;
   if (flushIntervalMs > 0) {

@@ -35,5 +35,5 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlOptions> = async (a
   await app.register(alertControlRoutes, { world });
   await app.register(faultRoutes, { world });
   await app.register(journalRoutes, { world });
-  await app.register(sandboxRoutes, { sandboxes });
+  await app.register(sandboxRoutes, { sandboxes, world });
 };

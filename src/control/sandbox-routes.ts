@@ -7,6 +7,8 @@ import { allowOnly } from '../http/routing.js';
 import { SANDBOX_NAME_RULE, type Sandboxes } from '../world/sandboxes.js';
 import { StateSchema } from '../world/state.js';
 import { readStateBody } from '../world/state-parser.js';
+import type { StoreOf } from '../http/routing.js';
+import type { World } from '../world/world.js';
 import { STATE_BODY_LIMIT, takeStateBodies } from './state-routes.js';
 
 export const SandboxSummarySchema = Type.Object(
@@ -45,7 +47,7 @@ const NameParamsSchema = Type.Object({ name: Type.String({ description: SANDBOX_
  * Managing sandboxes: only from the default world's control API (a sandbox does not manage
  * its siblings), under the same ADMIN_TOKEN rule.
  */
-export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandboxes: Sandboxes }> = async (app, { sandboxes }) => {
+export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandboxes: Sandboxes; world: StoreOf<World> }> = async (app, { sandboxes, world }) => {
   // Management belongs to the default world; under /sandbox/<name>/ these paths do not exist.
   app.addHook('onRequest', (request, reply, done) => {
     if (request.sandbox !== null) {
@@ -94,13 +96,17 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandboxes: Sandboxes }> 
       async (request, reply) => {
         // No body (or JSON null or "") is the seed; a body is read off the event loop when large.
         const body = request.body as unknown as Buffer | null | undefined;
-        const read = body === undefined || body === null ? undefined : await readStateBody(body, 'body');
+        const name = nameOf(request);
+        // Imports into this sandbox wait for one another; those into other worlds do not wait for them.
+        const { importQueueMax, importQueueMaxBytes } = world(request).config;
+        const bounds = { maxBodies: importQueueMax, maxBytes: importQueueMaxBytes };
+        const read = body === undefined || body === null ? undefined : await readStateBody(body, 'body', name, bounds);
         if (read?.kind === 'invalid-json') throw new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY();
         if (read?.kind === 'not-object') {
           throw invalid('body: expected a JSON object with the state sections (users, tokens, grids, ...), or no body for the seed');
         }
         const state = read?.kind === 'state' ? read.state : undefined;
-        const { summary, created } = sandboxes.put(nameOf(request), state);
+        const { summary, created } = sandboxes.put(name, state);
         return reply.code(created ? 201 : 200).send(summary);
       },
     );

@@ -51,6 +51,8 @@ const EXPORT_SCHEMAS = Object.fromEntries(SECTION_NAMES.map((name) => [name, wit
   Record<string, unknown>
 >;
 
+const NOT_A_STATE = 'body: expected a JSON object with the state sections (users, tokens, grids, ...)';
+
 /** How many entries each section of a state holds. */
 function sectionCounts(state: State): Record<string, number> {
   return Object.fromEntries(SECTION_NAMES.map((name) => [name, state[name].length]));
@@ -154,14 +156,18 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
           tags: ['Control'],
           summary: 'Import a whole state (a fixture set); a bad one is refused and the old state kept',
           body: StateSchema,
-          response: { 200: ReplaceResultSchema, 400: ErrorBodySchema },
+          response: { 200: ReplaceResultSchema, 400: ErrorBodySchema, 503: ErrorBodySchema },
         },
       },
       async (request) => {
+        // No body at all (none sent, or sent without a Content-Type, which no parser reads) is no state.
+        const body = request.body as unknown as Buffer | null | undefined;
+        if (body === null || body === undefined) throw badRequest(NOT_A_STATE);
         // A bad state throws a domain error (400), which the error handler answers.
-        const read = await readStateBody(request.body as unknown as Buffer, 'body');
+        const { importQueueMax, importQueueMaxBytes } = world(request).config;
+        const read = await readStateBody(body, 'body', request.sandbox ?? '', { maxBodies: importQueueMax, maxBytes: importQueueMaxBytes });
         if (read.kind === 'invalid-json') throw new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY();
-        if (read.kind !== 'state') throw badRequest('body: expected a JSON object with the state sections (users, tokens, grids, ...)');
+        if (read.kind !== 'state') throw badRequest(NOT_A_STATE);
         const counts = sectionCounts(read.state);
         world(request).replace(read.state);
         return { status: 'replaced' as const, counts };

@@ -19,6 +19,9 @@ export class DomainError extends Error {
     super(message);
     this.name = 'DomainError';
   }
+
+  /** For `unavailable`: when the client may try again, answered as Retry-After (seconds). */
+  retryAfterSeconds?: number;
 }
 
 export const invalid = (message: string) => new DomainError('invalid', message);

@@ -80,7 +80,10 @@ function validationMessage(error: FastifyError): string {
 export function installErrorHandling(app: FastifyInstance, style: ErrorStyle): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof ApiError) return sendError(reply, error.statusCode, error.message, error.headers);
-    if (error instanceof DomainError) return sendError(reply, STATUS_OF[error.kind], error.message);
+    if (error instanceof DomainError) {
+      const retry = error.retryAfterSeconds !== undefined ? { 'retry-after': String(error.retryAfterSeconds) } : undefined;
+      return sendError(reply, STATUS_OF[error.kind], error.message, retry);
+    }
     if (error.validation) return sendError(reply, 400, validationMessage(error));
     switch (error.code) {
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':

@@ -19,12 +19,30 @@ export interface StateSnapshot {
   release(): void;
 }
 
+/**
+ * What a sandbox's state is written as: a reference to a state the next start has anyway
+ * (`fixtures`: the seed; `default`: the default world's state in the same file), for a
+ * sandbox nobody changed since it was made from it; else its whole state.
+ */
+export type SeedReference = 'fixtures' | 'default';
+
 /** A sandbox as the state file keeps it, in a snapshot. */
 export interface SandboxSnapshot {
   name: string;
   createdAt: number;
   lastUsedAt: number;
-  state: StateSnapshot;
+  state: StateSnapshot | { seed: SeedReference };
+}
+
+/** A world's text passed STATE_FILE_WORLD_MAX_BYTES while it was being written. */
+export class WorldTooLargeError extends Error {
+  constructor(
+    readonly world: string,
+    readonly maxBytes: number,
+  ) {
+    super(`the state of ${world} passes STATE_FILE_WORLD_MAX_BYTES (${maxBytes} bytes)`);
+    this.name = 'WorldTooLargeError';
+  }
 }
 
 /** Turns the entries of one section (a slice of them, in order) into their JSON, `[...]`. */
@@ -140,7 +158,14 @@ async function* chunked(pieces: AsyncIterable<string>): AsyncGenerator<string> {
 // --- The state file: JSON.stringify(file, null, 2) + '\n' -------------------------------
 
 /** What the pretty printer walks: an object, a section of a snapshot, or a plain value. */
-type Node = { object: Array<[string, Node]> } | { list: SectionSnapshot } | { value: unknown };
+type Node = { object: Array<[string, Node]> } | { list: SectionSnapshot } | { value: unknown } | { bounded: Node; budget: Budget };
+
+/** The bytes one world's text may still take in the state file (STATE_FILE_WORLD_MAX_BYTES). */
+interface Budget {
+  world: string;
+  maxBytes: number;
+  bytes: number;
+}
 
 const pad = (depth: number) => '  '.repeat(depth);
 
@@ -175,7 +200,14 @@ async function* prettyList(list: SectionSnapshot, depth: number, slicer: Slicer)
 }
 
 async function* pretty(node: Node, depth: number, slicer: Slicer): AsyncGenerator<string> {
-  if ('list' in node) {
+  if ('bounded' in node) {
+    const { budget } = node;
+    for await (const piece of pretty(node.bounded, depth, slicer)) {
+      budget.bytes += Buffer.byteLength(piece);
+      if (budget.bytes > budget.maxBytes) throw new WorldTooLargeError(budget.world, budget.maxBytes);
+      yield piece;
+    }
+  } else if ('list' in node) {
     yield* prettyList(node.list, depth, slicer);
   } else if ('object' in node) {
     if (node.object.length === 0) {
@@ -196,37 +228,51 @@ async function* pretty(node: Node, depth: number, slicer: Slicer): AsyncGenerato
 
 const stateNode = (state: StateSnapshot): Node => ({ object: Object.entries(state.sections).map(([name, list]) => [name, { list }]) });
 
+const isReference = (state: SandboxSnapshot['state']): state is { seed: SeedReference } => 'seed' in state;
+
 /**
  * The state file's text, in chunks: the default world's state in the export format, plus,
  * only when there are sandboxes, a `sandboxes` object of name -> {createdAt, lastUsedAt,
- * state}. A file without sandboxes is exactly an export, so it stays a valid fixture set.
- * The same text as `JSON.stringify(file, null, 2) + '\n'` of that object, keys in the order
- * the object would have (a name of digits, like any array index, comes first).
+ * state} (or, for a sandbox nobody changed, {createdAt, lastUsedAt, seed}). A file without
+ * sandboxes is exactly an export, so it stays a valid fixture set. The same text as
+ * `JSON.stringify(file, null, 2) + '\n'` of that object, keys in the order the object would
+ * have (a name of digits, like any array index, comes first). A world whose text passes
+ * `worldMaxBytes` stops it with a WorldTooLargeError.
  */
-export async function* stateFileText(state: StateSnapshot, sandboxes: readonly SandboxSnapshot[]): AsyncGenerator<string> {
+export async function* stateFileText(
+  state: StateSnapshot,
+  sandboxes: readonly SandboxSnapshot[],
+  worldMaxBytes = Number.POSITIVE_INFINITY,
+): AsyncGenerator<string> {
   const slicer = new Slicer();
-  const top = stateNode(state) as { object: Array<[string, Node]> };
+  const bounded = (node: Node, world: string): Node => ({ bounded: node, budget: { world, maxBytes: worldMaxBytes, bytes: 0 } });
+  // The default world's sections are the file's top level, counted together.
+  const main: Budget = { world: 'the default world', maxBytes: worldMaxBytes, bytes: 0 };
+  const root = { object: Object.entries(state.sections).map(([name, list]): [string, Node] => [name, { bounded: { list }, budget: main }]) };
   if (sandboxes.length) {
     const byName = new Map(sandboxes.map((s) => [s.name, s]));
     // The order of the keys of an object built from the names, as JSON.stringify walks it.
     const names = Object.keys(Object.fromEntries(sandboxes.map((s) => [s.name, 0])));
     const entries = names.map((name): [string, Node] => {
       const { createdAt, lastUsedAt, state: sandboxState } = byName.get(name)!;
-      return [name, { object: [['createdAt', { value: createdAt }], ['lastUsedAt', { value: lastUsedAt }], ['state', stateNode(sandboxState)]] }];
+      const body: [string, Node] = isReference(sandboxState)
+        ? ['seed', { value: sandboxState.seed }]
+        : ['state', bounded(stateNode(sandboxState), `sandbox '${name}'`)];
+      return [name, { object: [['createdAt', { value: createdAt }], ['lastUsedAt', { value: lastUsedAt }], body] }];
     });
-    top.object.push(['sandboxes', { object: entries }]);
+    root.object.push(['sandboxes', { object: entries }]);
   }
   async function* whole() {
     // The snapshot was taken in this turn of the event loop; the writing starts in the next.
     await slicer.pause();
-    yield* pretty(top, 0, slicer);
+    yield* pretty(root, 0, slicer);
     yield '\n';
   }
   try {
     yield* chunked(whole());
   } finally {
     state.release();
-    for (const sandbox of sandboxes) sandbox.state.release();
+    for (const sandbox of sandboxes) if (!isReference(sandbox.state)) sandbox.state.release();
   }
 }
 

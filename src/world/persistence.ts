@@ -1,9 +1,10 @@
-import { createHash } from 'node:crypto';
 import { open, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, isAbsolute } from 'node:path';
 import { wallClock } from '../core/clock.js';
 import { FixtureError } from '../core/fixtures.js';
 import { parseState, type State } from './state.js';
+import { WorldTooLargeError, type SeedReference } from './export-stream.js';
+import { SANDBOX_NAME, SANDBOX_NAME_RULE } from './sandboxes.js';
 
 /**
  * Reads a state file written by an earlier run. Undefined when there is none yet; a file
@@ -36,20 +37,38 @@ export async function readStateFile(file: string): Promise<State | undefined> {
   return (await readPersisted(file))?.state;
 }
 
+/** The text of a write passed STATE_FILE_MAX_BYTES: the write was given up, the last file kept. */
+export class StateFileTooLargeError extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`the state file would pass STATE_FILE_MAX_BYTES (${maxBytes} bytes)`);
+    this.name = 'StateFileTooLargeError';
+  }
+}
+
 /**
  * Writes the file so that a reader (or the next start) sees either the old content or the
  * new, never a half-written one: the text goes to a temporary file beside it, is flushed to
  * disk, and then renamed over the target, which the file system does atomically. When any
- * step fails (a full disk, a read-only or vanished folder), the temporary file is removed.
- * The text may come in pieces, written one after the other.
+ * step fails (a full disk, a read-only or vanished folder, a text past `maxBytes`), the
+ * temporary file is removed and the old file stays as it was. The text may come in pieces,
+ * written as they come, so that the whole text is never held in memory.
  */
-export async function writeStateFile(file: string, text: string | Iterable<string>): Promise<void> {
+export async function writeStateFile(
+  file: string,
+  text: string | Iterable<string> | AsyncIterable<string>,
+  maxBytes = Number.POSITIVE_INFINITY,
+): Promise<void> {
   const tmp = `${file}.tmp-${process.pid}`;
   try {
     const handle = await open(tmp, 'w');
     try {
+      let bytes = 0;
       // Each writeFile goes on where the last one ended, and writes all of its piece.
-      for (const piece of typeof text === 'string' ? [text] : text) await handle.writeFile(piece, 'utf8');
+      for await (const piece of typeof text === 'string' ? [text] : text) {
+        bytes += Buffer.byteLength(piece);
+        if (bytes > maxBytes) throw new StateFileTooLargeError(maxBytes);
+        await handle.writeFile(piece, 'utf8');
+      }
       await handle.sync();
     } finally {
       await handle.close();
@@ -120,33 +139,53 @@ export interface PersistenceStatus {
 /** Where the writer reports a change of condition (a pino logger fits). */
 export interface Log {
   error(details: object, message: string): void;
+  warn(details: object, message: string): void;
   info(details: object, message: string): void;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+/** A failure kind of its own: a text past a bound, not tried again until something changes. */
+const TOO_LARGE = 'too-large';
+
+/** What a StateFileWriter is built from. */
+export interface StateFileSource {
+  /**
+   * The file's whole text, as it should be now: the state is taken when this is called,
+   * and its text is produced afterwards, in pieces (export-stream.ts), and written as it comes.
+   */
+  snapshot: () => string | Iterable<string> | AsyncIterable<string>;
+  /**
+   * A key that changes whenever the file's content should (a world changed, a sandbox came
+   * or went): while it stays the same, a flush does nothing at all, not even take a snapshot.
+   */
+  version: () => string;
+  /** STATE_FILE_MAX_BYTES. */
+  maxBytes?: number;
+}
+
 /**
- * Serialises writes of one file, skips those that would not change it, and keeps the outcome
+ * Serialises writes of one file, skips those when nothing changed, and keeps the outcome
  * for the health check. Once `log` is set, a change of condition is logged: the first
- * failure, a failure of another kind, and the recovery; the same failure again is not.
+ * failure, a failure of another kind, and the recovery; the same failure again is not. A
+ * text past a bound (STATE_FILE_MAX_BYTES, STATE_FILE_WORLD_MAX_BYTES) is given up with a
+ * warning, the last good file kept, and not tried again until something changes.
  */
 export class StateFileWriter {
   private chain: Promise<void> = Promise.resolve();
-  /** SHA-256 of the text last written: a write that would not change the file is skipped. */
-  private lastDigest?: string;
+  /** The version last written (or found too large): a flush at the same version does nothing. */
+  private lastVersion?: string;
   private lastWrittenAt?: number;
   private failure?: { kind: string; message: string; since: number };
   /** Flushes asked for and not finished yet. */
   private pending = 0;
+  /** Texts that were written, for tests and the soak: a flush with nothing changed writes none. */
+  writes = 0;
   log?: Log;
 
   constructor(
     readonly file: string,
-    /**
-     * The file's whole text, as it should be now: the state is taken when this is called,
-     * and its text may be produced afterwards, in pieces (export-stream.ts).
-     */
-    private readonly snapshot: () => string | Iterable<string> | AsyncIterable<string>,
+    private readonly source: StateFileSource,
   ) {}
 
   /** Whether a flush is under way (or waiting for one): a periodic one need not queue behind it. */
@@ -161,37 +200,43 @@ export class StateFileWriter {
   }
 
   /**
-   * Resolves when the current state is on disk; rejects with the write's error. A `final`
-   * write logs its failure whatever came before: the changes it held are lost.
+   * Resolves when the current state is on disk (or found past a bound, which is logged and
+   * shown by the status); rejects with the write's error. A `final` write logs its failure
+   * whatever came before: the changes it held are lost.
    */
   flush({ final = false } = {}): Promise<void> {
     this.pending++;
     const run = this.chain.then(async () => {
-      const text = this.snapshot();
-      // The whole text is kept until it is written (a file that would not change is not
-      // written at all); a digest of it tells whether it changes the file.
-      const pieces: string[] = [];
-      const hash = createHash('sha256');
-      for await (const piece of typeof text === 'string' ? [text] : text) {
-        pieces.push(piece);
-        hash.update(piece);
-      }
-      const digest = hash.digest('base64');
-      // After a failure the file may lag behind, whatever the text: write to find out.
-      if (digest === this.lastDigest && !this.failure) return;
+      const version = this.source.version();
+      // Nothing changed since the last write: nothing to do. After a failed write the file
+      // may lag behind, whatever the version: write to find out.
+      if (version === this.lastVersion && (!this.failure || this.failure.kind === TOO_LARGE)) return;
       try {
-        await writeStateFile(this.file, pieces);
+        await writeStateFile(this.file, this.source.snapshot(), this.source.maxBytes);
       } catch (err) {
+        if (err instanceof StateFileTooLargeError || err instanceof WorldTooLargeError) {
+          this.tooLarge(err, version);
+          return;
+        }
         this.failed(err as NodeJS.ErrnoException, final);
         throw err;
       }
-      this.lastDigest = digest;
+      this.writes++;
+      this.lastVersion = version;
       this.lastWrittenAt = wallClock();
       this.recovered();
     });
     // A failed write must not wedge the ones after it; the caller still sees the failure.
     this.chain = run.catch(() => undefined).finally(() => this.pending--);
     return run;
+  }
+
+  /** Past a bound: the last good file stays, a warning says so, and the next try waits for a change. */
+  private tooLarge(err: Error, version: string): void {
+    this.lastVersion = version;
+    const message = `${err.message}: the state file ${this.file} keeps its last good content; changes are not persisted until the state is smaller or the bound raised`;
+    if (!this.failure || this.failure.message !== message) this.log?.warn({ stateFile: this.file }, message);
+    this.failure = { kind: TOO_LARGE, message, since: this.failure?.since ?? wallClock() };
   }
 
   private failed(err: NodeJS.ErrnoException, final: boolean): void {
@@ -223,7 +268,11 @@ export interface PersistedSandbox {
   name: string;
   createdAt: number;
   lastUsedAt: number;
-  state: State;
+  /**
+   * Its state; undefined for the fixtures (`"seed": "fixtures"`: the sandbox was the seed,
+   * untouched); the default world's state object itself for `"seed": "default"`.
+   */
+  state: State | undefined;
 }
 
 /** What a state file holds: the default world's state, and every sandbox's. */
@@ -232,7 +281,13 @@ export interface Persisted {
   sandboxes: PersistedSandbox[];
 }
 
-/** Splits a parsed state file into the default state and the sandboxes, validating each. */
+const SEED_REFERENCES: readonly SeedReference[] = ['fixtures', 'default'];
+
+/**
+ * Splits a parsed state file into the default state and the sandboxes, validating each. A
+ * sandbox holds its whole state, or (written since sandboxes nobody changed are kept as
+ * references) `"seed": "fixtures"` or `"seed": "default"`; a file of either kind is read.
+ */
 function parsePersisted(data: Record<string, unknown>, where: string): Persisted {
   const { sandboxes: raw, ...rest } = data;
   const state = parseState(rest, where);
@@ -240,11 +295,15 @@ function parsePersisted(data: Record<string, unknown>, where: string): Persisted
   if (raw !== undefined) {
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new FixtureError(`${where}: $.sandboxes: expected an object of sandbox name -> {createdAt, lastUsedAt, state}`);
     for (const [name, entry] of Object.entries(raw as Record<string, unknown>)) {
-      const e = entry as { createdAt?: unknown; lastUsedAt?: unknown; state?: unknown };
-      if (typeof e !== 'object' || e === null || !Number.isInteger(e.createdAt) || !Number.isInteger(e.lastUsedAt) || typeof e.state !== 'object' || e.state === null) {
-        throw new FixtureError(`${where}: $.sandboxes.${name}: expected {createdAt, lastUsedAt, state}`);
+      const e = entry as { createdAt?: unknown; lastUsedAt?: unknown; state?: unknown; seed?: unknown };
+      const times = typeof e === 'object' && e !== null && Number.isInteger(e.createdAt) && Number.isInteger(e.lastUsedAt);
+      const hasState = times && typeof e.state === 'object' && e.state !== null && e.seed === undefined;
+      const hasSeed = times && e.state === undefined && SEED_REFERENCES.includes(e.seed as SeedReference);
+      if (!hasState && !hasSeed) {
+        throw new FixtureError(`${where}: $.sandboxes.${name}: expected {createdAt, lastUsedAt, state} or {createdAt, lastUsedAt, seed: "fixtures" | "default"}`);
       }
-      sandboxes.push({ name, createdAt: e.createdAt as number, lastUsedAt: e.lastUsedAt as number, state: parseState(e.state, `${where} $.sandboxes.${name}.state`) });
+      const sandboxState = hasState ? parseState(e.state, `${where} $.sandboxes.${name}.state`) : e.seed === 'default' ? state : undefined;
+      sandboxes.push({ name, createdAt: e.createdAt as number, lastUsedAt: e.lastUsedAt as number, state: sandboxState });
     }
   }
   return { state, sandboxes };
@@ -256,6 +315,46 @@ export interface OpenedStateFile {
   persisted?: Persisted;
   /** Temporary files of interrupted writes that were removed. */
   removed: string[];
+  /** Sandboxes of the file left out (STATE_FILE_SANDBOXES=drop), each with why. */
+  dropped: Array<{ name: string; reason: string }>;
+}
+
+/** What decides whether the file's sandboxes can be loaded. */
+export interface SandboxRules {
+  /** SANDBOXES. */
+  mode: 'auto' | 'explicit' | 'off';
+  /** STATE_FILE_SANDBOXES: `drop` leaves out what cannot be loaded instead of stopping the start. */
+  onUnloadable: 'keep' | 'drop';
+}
+
+/** `$.sandboxes.name`, or `$.sandboxes["odd name"]` when the name is not a plain identifier. */
+const sandboxPath = (name: string) => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? `$.sandboxes.${name}` : `$.sandboxes[${JSON.stringify(name).slice(0, 90)}]`);
+
+/**
+ * The file's sandboxes that this start cannot load (sandboxes off, a name that is not a valid
+ * sandbox name): one line naming the file, the JSON path and what to do, or, with
+ * STATE_FILE_SANDBOXES=drop, those sandboxes left out and listed.
+ */
+function checkSandboxes(file: string, persisted: Persisted, rules: SandboxRules): Array<{ name: string; reason: string }> {
+  const unloadable: Array<{ name: string; reason: string; path: string }> = [];
+  for (const { name } of persisted.sandboxes) {
+    const path = sandboxPath(name);
+    if (rules.mode === 'off') unloadable.push({ name, path, reason: 'sandboxes are off (SANDBOXES=off)' });
+    else if (!SANDBOX_NAME.test(name)) unloadable.push({ name, path, reason: `'${name.slice(0, 80)}' is not a valid sandbox name (${SANDBOX_NAME_RULE})` });
+  }
+  if (unloadable.length === 0) return [];
+  if (rules.onUnloadable === 'drop') {
+    const names = new Set(unloadable.map((u) => u.name));
+    persisted.sandboxes = persisted.sandboxes.filter((s) => !names.has(s.name));
+    return unloadable.map(({ name, reason }) => ({ name, reason }));
+  }
+  const first = unloadable[0];
+  const more = unloadable.length > 1 ? ` (and ${unloadable.length - 1} more)` : '';
+  const fix =
+    rules.mode === 'off'
+      ? 'start with SANDBOXES=auto or explicit to load them, or with STATE_FILE_SANDBOXES=drop (--state-file-sandboxes drop) to start without them (the next write removes them from the file)'
+      : 'rename or remove it in the file, or start with STATE_FILE_SANDBOXES=drop (--state-file-sandboxes drop) to start without it (the next write removes it from the file)';
+  throw new FixtureError(`state file ${file}: ${first.path}: cannot be loaded: ${first.reason}${more}; ${fix}`);
 }
 
 /**
@@ -263,7 +362,7 @@ export interface OpenedStateFile {
  * file): refuses a file among the fixtures, removes what interrupted writes left beside it,
  * and reads it if it exists.
  */
-export async function openStateFile(stateFile: string, fixturesDir: string): Promise<OpenedStateFile> {
+export async function openStateFile(stateFile: string, fixturesDir: string, rules: SandboxRules = { mode: 'auto', onUnloadable: 'keep' }): Promise<OpenedStateFile> {
   const file = resolve(stateFile);
   // A state file among the fixtures would be written to, and read back as a fixture.
   if (inside(fixturesDir, file)) {
@@ -271,5 +370,6 @@ export async function openStateFile(stateFile: string, fixturesDir: string): Pro
   }
   const removed = await removeStaleTemporaryFiles(file);
   const persisted = await readPersisted(file);
-  return { file, removed, ...(persisted ? { persisted } : {}) };
+  const dropped = persisted ? checkSandboxes(file, persisted, rules) : [];
+  return { file, removed, dropped, ...(persisted ? { persisted } : {}) };
 }

@@ -5,6 +5,7 @@ import { Worker } from 'node:worker_threads';
 import secureJsonParse from 'secure-json-parse';
 import { codeRoot } from '../core/package-root.cjs';
 import { FixtureError } from '../core/fixtures.js';
+import { unavailable, type DomainError } from '../core/errors.js';
 import { SECTION_NAMES, parseState, type State } from './state.js';
 
 /**
@@ -70,19 +71,83 @@ export function configureStateWorker(options: { entry?: WorkerEntry | null; minB
   if (options.minBytes !== undefined) threshold = options.minBytes;
 }
 
-/** One body at a time in a worker: each holds its body and its state, hundreds of megabytes for a large one. */
-let queue: Promise<unknown> = Promise.resolve();
+/** How many posted bodies may be held for reading in workers at once, across every world, and how many bytes. */
+export interface ImportBounds {
+  /** IMPORT_QUEUE_MAX: bodies waiting or being read. */
+  maxBodies: number;
+  /** IMPORT_QUEUE_MAX_BYTES: their bytes together. */
+  maxBytes: number;
+}
+
+/** When a full queue refuses a body: the client may try again after about this long. */
+export const IMPORT_RETRY_AFTER_SECONDS = 5;
 
 /**
- * Reads a posted state: on this thread when it is small, else in a worker thread. Throws a
- * FixtureError (a 400) for a JSON object that is not a valid state.
+ * The imports read in workers: one at a time per world (each holds its body and its state,
+ * hundreds of megabytes for a large one, and the second would replace the first anyway), and
+ * each world in its own line, so that one world's large import never holds up another's.
+ * Every body waiting or being read is counted, and one more than the bounds allow is refused
+ * at once (503 with Retry-After), so that queued bodies never pile up in memory.
  */
-export async function readStateBody(body: Buffer, where: string): Promise<StateBody> {
+export class ImportQueue {
+  private readonly lines = new Map<string, Promise<unknown>>();
+  private bodies = 0;
+  private bytes = 0;
+
+  /** Bodies waiting or being read. */
+  get held(): number {
+    return this.bodies;
+  }
+
+  run<T>(world: string, size: number, bounds: ImportBounds, read: () => Promise<T>): Promise<T> {
+    if (this.bodies + 1 > bounds.maxBodies || this.bytes + size > bounds.maxBytes) {
+      throw importQueueFull(this.bodies, this.bytes, bounds);
+    }
+    this.bodies++;
+    this.bytes += size;
+    const before = this.lines.get(world) ?? Promise.resolve();
+    const run = before.then(read).finally(() => {
+      this.bodies--;
+      this.bytes -= size;
+    });
+    const line = run.catch(() => undefined);
+    this.lines.set(world, line);
+    // The line is dropped once its last import is done, so that the map holds busy worlds only.
+    void line.then(() => {
+      if (this.lines.get(world) === line) this.lines.delete(world);
+    });
+    return run;
+  }
+}
+
+function importQueueFull(bodies: number, bytes: number, bounds: ImportBounds): DomainError {
+  const error = unavailable(
+    `too many state imports under way (${bodies} bodies, ${bytes} bytes; IMPORT_QUEUE_MAX is ${bounds.maxBodies}, IMPORT_QUEUE_MAX_BYTES is ${bounds.maxBytes}): try again in a few seconds`,
+  );
+  error.retryAfterSeconds = IMPORT_RETRY_AFTER_SECONDS;
+  return error;
+}
+
+const imports = new ImportQueue();
+
+/** How many posted bodies are waiting or being read in workers now (for tests and the soak). */
+export function importsHeld(): number {
+  return imports.held;
+}
+
+/** The bounds when a caller gives none (tests of the reader alone). */
+const UNBOUNDED: ImportBounds = { maxBodies: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER };
+
+/**
+ * Reads a posted state: on this thread when it is small, else in a worker thread, after the
+ * imports into the same world (`world`: its sandbox name, '' for the default one) that came
+ * before it. Throws a FixtureError (a 400) for a JSON object that is not a valid state, and
+ * an `unavailable` DomainError (503, Retry-After) when the bounds are reached.
+ */
+export async function readStateBody(body: Buffer, where: string, world = '', bounds: ImportBounds = UNBOUNDED): Promise<StateBody> {
   const worker = body.length >= threshold ? workerEntry() : null;
   if (!worker) return readBody(body, where);
-  const run = queue.then(() => readInWorker(worker, body, where));
-  queue = run.catch(() => undefined);
-  return run;
+  return imports.run(world, body.length, bounds, () => readInWorker(worker, body, where));
 }
 
 /** What the worker sends first: the outcome, or the shape of the state whose slices follow. */

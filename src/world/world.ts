@@ -30,6 +30,11 @@ export class World {
   readonly journal: Journal;
   /** The clock settings the process started with, which reset restores. */
   private readonly startClock: { scale: number; frozen: boolean };
+  /** The state the stores were last built from (the seed, a loaded or posted state). */
+  private builtFrom!: State;
+  /** Whether anything may have changed the stores since they were built. */
+  private touched = false;
+  private changeCount = 0;
 
   /** Neither `seed` nor `initial` is ever changed: the stores copy what they change. */
   constructor(
@@ -59,6 +64,36 @@ export class World {
 
   get stores(): Stores {
     return this.current;
+  }
+
+  /**
+   * Goes up on every change the state file must keep: a request that may change the world
+   * (`touch`, from the persistence hook), a reset, an import. The state file is written only
+   * when some world's count moved since the last write.
+   */
+  get changes(): number {
+    return this.changeCount;
+  }
+
+  /** Something is about to change the stores, or may (a request other than a read, before its handler). */
+  touch(): void {
+    this.touched = true;
+    this.changeCount++;
+  }
+
+  /** Something may have changed the stores (that request, once answered): counted, without marking them touched again. */
+  countChange(): void {
+    this.changeCount++;
+  }
+
+  /** The state the stores were built from, while nothing has changed them since; else undefined. */
+  untouchedFrom(): State | undefined {
+    return this.touched ? undefined : this.builtFrom;
+  }
+
+  /** The seed this world resets to (the fixtures). */
+  get seedState(): State {
+    return this.seed;
   }
 
   /**
@@ -125,6 +160,9 @@ export class World {
    */
   private build(state: State): Stores {
     const { clock, config } = this;
+    this.builtFrom = state;
+    this.touched = false;
+    this.changeCount++;
     return {
       auth: new AuthStore(state.users, state.tokens, clock, config.tokenIdleTimeoutMs),
       provisioning: new ProvisioningStore(state, clock, config.timeScale),

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { AUTH, authSeed, makeApp } from '../helpers/app.js';
 import { takeMismatches } from '../helpers/conformance.js';
 import fc from 'fast-check';
+import { replayable } from '../helpers/property.js';
 import {
   MAX_MATCHED_PATH_LENGTH,
   MAX_REGEX_PROGRAM_SIZE,
@@ -334,7 +335,7 @@ describe('fault rules', () => {
         const store = new FaultStoreForTest(source);
         for (const candidate of paths) expect(store.matches(candidate), `${p} ${candidate}`).toBe(new RegExp(p).test(candidate));
       }),
-      { numRuns: 300 },
+      replayable({ numRuns: 300 }),
     );
   });
 
@@ -399,7 +400,7 @@ describe('fault rules', () => {
         const matcher = compileGlob(g);
         for (const p of paths) expect(matcher.test(p), `${g} ${p}`).toBe(reference(g).test(p));
       }),
-      { numRuns: 2000 },
+      replayable({ numRuns: 2000 }),
     );
   });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { replayable } from '../helpers/property.js';
 import { Value } from '@sinclair/typebox/value';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { Type, type TSchema } from '@sinclair/typebox';
@@ -112,7 +113,7 @@ describe('fillDefaults', () => {
             sameAsValueDefault(schema, value);
           },
         ),
-        { numRuns: 300 },
+        replayable({ numRuns: 300 }),
       );
     }
   });

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { replayable } from '../helpers/property.js';
 import net from 'node:net';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { AUTH, TEST_TOKEN, authSeed, makeApp, PATHS } from '../helpers/app.js';
@@ -272,7 +273,7 @@ describe('hostile input, on every documented route', () => {
           await send({ method: route.method as 'POST', url: fillPath(route.path, ids), payload, headers: { ...headers, 'content-type': 'application/json' } });
         },
       ).beforeEach(fromSeed),
-      { numRuns: RUNS * 2 },
+      replayable({ numRuns: RUNS * 2 }),
     );
     await expectStillServing();
   });
@@ -317,7 +318,7 @@ describe('hostile input, on every documented route', () => {
           headers: { ...AUTH, ...(type !== undefined ? { 'content-type': type } : {}) },
         });
       }).beforeEach(fromSeed),
-      { numRuns: RUNS },
+      replayable({ numRuns: RUNS }),
     );
     await expectStillServing();
   });
@@ -353,7 +354,7 @@ describe('hostile input, on every documented route', () => {
           });
         },
       ).beforeEach(fromSeed),
-      { numRuns: RUNS * 2 },
+      replayable({ numRuns: RUNS * 2 }),
     );
     await expectStillServing();
   });
@@ -390,7 +391,7 @@ describe('hostile input, on every documented route', () => {
           await send({ method: route.method as 'POST', url: fillPath(route.path, ['101']), payload: 'x'.repeat(size), headers: { ...AUTH, 'content-type': type } });
         },
       ),
-      { numRuns: Math.ceil(RUNS / 3) },
+      replayable({ numRuns: Math.ceil(RUNS / 3) }),
     );
     await expectStillServing();
   });

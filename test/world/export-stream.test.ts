@@ -88,7 +88,9 @@ async function drain(pieces: AsyncIterable<string>): Promise<string> {
 function fileTextOf(main: World, sandboxes: Array<{ name: string; createdAt: number; lastUsedAt: number; world: World }>): string {
   const file: Record<string, unknown> = { ...main.exportState() };
   if (sandboxes.length) {
-    const entry = ({ createdAt, lastUsedAt, world }: (typeof sandboxes)[number]) => ({ createdAt, lastUsedAt, state: world.exportState() });
+    // A sandbox nobody changed since it was made from the seed is a reference to it.
+    const entry = ({ createdAt, lastUsedAt, world }: (typeof sandboxes)[number]) =>
+      world.untouchedFrom() === world.seedState ? { createdAt, lastUsedAt, seed: 'fixtures' } : { createdAt, lastUsedAt, state: world.exportState() };
     file.sandboxes = Object.fromEntries(sandboxes.map((s) => [s.name, entry(s)]));
   }
   return `${JSON.stringify(file, null, 2)}\n`;
@@ -129,6 +131,13 @@ describe('the state file, written in slices', () => {
     const text = await readFile(file, 'utf8');
     expect(text).toBe(fileTextOf(app.world, app.sandboxes.entries()));
     expect(Object.keys(JSON.parse(text).sandboxes)).toEqual(['2', '10', 'w1', 'z-9']);
+    // Only the changed one is written whole; the others are references to the seed.
+    expect(Object.values(JSON.parse(text).sandboxes).map((s) => Object.keys(s as object))).toEqual([
+      ['createdAt', 'lastUsedAt', 'seed'],
+      ['createdAt', 'lastUsedAt', 'state'],
+      ['createdAt', 'lastUsedAt', 'seed'],
+      ['createdAt', 'lastUsedAt', 'seed'],
+    ]);
   });
 
   it('holds the state of the moment the write began, whatever requests change meanwhile', async () => {

@@ -2,7 +2,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { BUNDLED_FIXTURES_DIR } from '../../src/config.js';
 import { FixtureError } from '../../src/core/fixtures.js';
-import { configureStateWorker, readBody, readStateBody, slicesOf, type StateBody } from '../../src/world/state-parser.js';
+import { ImportQueue, configureStateWorker, importsHeld, readBody, readStateBody, slicesOf, type StateBody } from '../../src/world/state-parser.js';
 import { loadFixtures, type State } from '../../src/world/state.js';
 import { makeApp } from '../helpers/app.js';
 
@@ -27,6 +27,12 @@ afterEach(async () => {
   await app?.close();
   app = undefined;
 });
+
+/** Waits until `n` bodies are waiting or being read in workers. */
+async function untilHeld(n: number): Promise<void> {
+  for (let i = 0; i < 2000 && importsHeld() < n; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  expect(importsHeld()).toBe(n);
+}
 
 /** What reading a body gives, or the error it throws (class and message). */
 async function outcome(read: () => StateBody | Promise<StateBody>): Promise<StateBody | { threw: string; fixture: boolean; message: string }> {
@@ -123,5 +129,64 @@ describe('a posted state read in a worker thread', () => {
     expect((await bad('')).status).toBe(400);
     // The old state is kept after every refusal.
     expect((await app.inject({ url: '/_emulator/state' })).json().annotations).toHaveLength(state.annotations.length);
+  }, 120_000);
+
+  it("keeps one world's large import from holding up another world's", async () => {
+    ({ app } = await makeApp({}));
+    const demo = await loadFixtures(BUNDLED_FIXTURES_DIR);
+    const many = Array.from({ length: 60_000 }, (_, i) => ({ ...demo.annotations[0], id: 9_000_000 + i, title: `Deploy ${i}` }));
+    const big = JSON.stringify({ ...demo, annotations: [...demo.annotations, ...many] });
+    const small = JSON.stringify(demo);
+    const done: string[] = [];
+    const put = (name: string, payload: string) =>
+      app!
+        .inject({ method: 'PUT', url: `/_emulator/sandboxes/${name}`, payload, headers: { 'content-type': 'application/json' } })
+        .then((res) => {
+          done.push(name);
+          return res.statusCode;
+        });
+    const a = put('a', big);
+    // The small one is sent once the large one is being read; which ends first is up to the
+    // machine (the test below shows, without timing, that the lines are apart).
+    await untilHeld(1);
+    const b = put('b', small);
+    expect(await Promise.all([a, b])).toEqual([201, 201]);
+    expect(done.sort()).toEqual(['a', 'b']);
+  }, 120_000);
+
+  it('reads each world in its own line: one held import does not hold up another world, only its own', async () => {
+    const queue = new ImportQueue();
+    const bounds = { maxBodies: 10, maxBytes: 1000 };
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const order: string[] = [];
+    const a1 = queue.run('a', 10, bounds, () => gate.then(() => order.push('a1')));
+    const a2 = queue.run('a', 10, bounds, async () => order.push('a2'));
+    const b = queue.run('b', 10, bounds, async () => order.push('b'));
+    await b;
+    expect(order).toEqual(['b']);
+    expect(queue.held).toBe(2);
+    release();
+    await Promise.all([a1, a2]);
+    expect(order).toEqual(['b', 'a1', 'a2']);
+    expect(queue.held).toBe(0);
+  });
+
+  it('refuses an import past IMPORT_QUEUE_MAX with 503 and Retry-After, and changes nothing', async () => {
+    ({ app } = await makeApp({}, { importQueueMax: 1 }));
+    const state = await largeState();
+    const payload = JSON.stringify(state);
+    const headers = { 'content-type': 'application/json' };
+    const first = app.inject({ method: 'PUT', url: '/_emulator/sandboxes/a', payload, headers });
+    await untilHeld(1);
+    const second = await app.inject({ method: 'PUT', url: '/_emulator/state', payload, headers });
+    expect(second.statusCode).toBe(503);
+    expect(second.headers['retry-after']).toBe('5');
+    expect(second.json().message).toMatch(/too many state imports under way .*IMPORT_QUEUE_MAX is 1/);
+    expect((await first).statusCode).toBe(201);
+    // The refused one changed nothing; once the first is done, the same import goes through.
+    expect((await app.inject({ url: '/_emulator/state' })).json().annotations).toHaveLength(0);
+    const again = await app.inject({ method: 'PUT', url: '/_emulator/state', payload, headers });
+    expect(again.statusCode).toBe(200);
   }, 120_000);
 });
