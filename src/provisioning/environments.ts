@@ -1,5 +1,5 @@
 import type { Clock } from '../core/clock.js';
-import { badRequest } from '../http/errors.js';
+import { invalid } from '../core/errors.js';
 import { planFrom, reschedule } from '../core/lifecycle.js';
 import { hostFor } from './hosts.js';
 import {
@@ -54,9 +54,9 @@ export class EnvironmentStore {
     const now = this.clock.now();
     const state = environmentState(env, now);
     if (!FINAL_ENVIRONMENT_STATES.has(state)) {
-      throw badRequest(`test environment ${id} is ${state}: it cannot be started until it reaches a final state`);
+      throw invalid(`test environment ${id} is ${state}: it cannot be started until it reaches a final state`);
     }
-    if (state === 'RUNNING') throw badRequest(`test environment ${id} is already RUNNING: terminate it before starting it again`);
+    if (state === 'RUNNING') throw invalid(`test environment ${id} is already RUNNING: terminate it before starting it again`);
     this.launch(env, now, user);
     return environmentView(env, now, 'start');
   }
@@ -80,7 +80,7 @@ export class EnvironmentStore {
     const now = this.clock.now();
     const state = environmentState(env, now);
     if (!env.launch || state !== 'RUNNING') {
-      throw badRequest(`test environment ${id} is ${state}: only a RUNNING environment can be terminated externally`);
+      throw invalid(`test environment ${id} is ${state}: only a RUNNING environment can be terminated externally`);
     }
     env.launch.steps = reschedule(env.launch.steps, now, [{ state: 'EXTERNALLY_TERMINATED', at: now }]);
     return environmentView(env, now, 'read');
@@ -91,7 +91,7 @@ export class EnvironmentStore {
     const env = this.environment(id);
     if (outcome === null) delete env.nextStartOutcome;
     else if (isOneOf(ENVIRONMENT_START_OUTCOMES, outcome)) env.nextStartOutcome = outcome;
-    else throw badRequest(`unknown start outcome '${outcome}' for a test environment: use ${ENVIRONMENT_START_OUTCOMES.join(', ')}`);
+    else throw invalid(`unknown start outcome '${outcome}' for a test environment: use ${ENVIRONMENT_START_OUTCOMES.join(', ')}`);
   }
 
   private environment(id: number): EnvironmentSeed {

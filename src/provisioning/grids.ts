@@ -1,5 +1,5 @@
 import type { Clock } from '../core/clock.js';
-import { badRequest } from '../http/errors.js';
+import { invalid } from '../core/errors.js';
 import { planFrom, reschedule, visibleAt, type Step } from '../core/lifecycle.js';
 import { hostFor } from './hosts.js';
 import { DEFAULT_GRID_DURATIONS, SERVER_TABLES, planGridStart, planGridStop, type JournalLine } from './lifecycles.js';
@@ -94,7 +94,7 @@ export class GridStore {
     const grid = this.grid(id);
     const now = this.clock.now();
     const state = gridState(grid, now);
-    if (!FINAL_GRID_STATES.has(state)) throw badRequest(`grid ${id} is ${state}: it cannot be started until it reaches a final state`);
+    if (!FINAL_GRID_STATES.has(state)) throw invalid(`grid ${id} is ${state}: it cannot be started until it reaches a final state`);
     this.deploy(grid, now, user);
     return this.gridView(grid, now, 'start');
   }
@@ -129,7 +129,7 @@ export class GridStore {
     const grid = this.grid(id);
     if (outcome === null) delete grid.nextStartOutcome;
     else if (isOneOf(GRID_START_OUTCOMES, outcome)) grid.nextStartOutcome = outcome;
-    else throw badRequest(`unknown start outcome '${outcome}' for a grid: use ${GRID_START_OUTCOMES.join(', ')}`);
+    else throw invalid(`unknown start outcome '${outcome}' for a grid: use ${GRID_START_OUTCOMES.join(', ')}`);
   }
 
   // -------------------------------------------------------------------------------------
@@ -153,7 +153,7 @@ export class GridStore {
     const now = this.clock.now();
     const state = serverState(server, now);
     if (!SERVER_RESTARTABLE.has(state)) {
-      throw badRequest(`cloud server ${id} is ${state}: only a RUNNING, BUSY or FAILED server can be restarted`);
+      throw invalid(`cloud server ${id} is ${state}: only a RUNNING, BUSY or FAILED server can be restarted`);
     }
     server.steps = reschedule(server.steps, now, planFrom(SERVER_TABLES.restart, {}, now, this.timeScale));
     this.logForServer(server, now, `Server ${server.name} restarted.`, 'INFO');
@@ -177,7 +177,7 @@ export class GridStore {
     const server = this.server(id);
     const now = this.clock.now();
     const state = serverState(server, now);
-    if (state === 'TERMINATED') throw badRequest(`cloud server ${id} is TERMINATED: a terminated server cannot fail`);
+    if (state === 'TERMINATED') throw invalid(`cloud server ${id} is TERMINATED: a terminated server cannot fail`);
     if (state !== 'FAILED') {
       server.steps = reschedule(server.steps, now, [{ state: 'FAILED', at: now }]);
       this.dropFutureCheck(server, now);

@@ -2,7 +2,7 @@
  * What the per-resource stores (grids.ts, rsdbs.ts, environments.ts) share: the 404 lookup,
  * and how the control API reads where a resource is in its lifecycle.
  */
-import { notFound } from '../http/errors.js';
+import { missing } from '../core/errors.js';
 import { positionAt, type Step } from '../core/lifecycle.js';
 
 export type ResourceKind = 'grid' | 'cloudServer' | 'rsdb' | 'environment';
@@ -27,7 +27,7 @@ export interface ResourceLifecycle {
 /** The record with this id, or a 404 naming what was asked for. */
 export function existing<T>(records: ReadonlyMap<number, T>, id: number, what: string): T {
   const record = records.get(id);
-  if (record === undefined) throw notFound(`${what} ${id} does not exist`);
+  if (record === undefined) throw missing(`${what} ${id} does not exist`);
   return record;
 }
 

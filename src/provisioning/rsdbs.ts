@@ -1,5 +1,5 @@
 import type { Clock } from '../core/clock.js';
-import { badRequest } from '../http/errors.js';
+import { invalid } from '../core/errors.js';
 import { planFrom, reschedule } from '../core/lifecycle.js';
 import { hostFor } from './hosts.js';
 import { DEFAULT_RSDB_DURATIONS, RSDB_TABLES } from './lifecycles.js';
@@ -38,7 +38,7 @@ export class RsdbStore {
     const now = this.clock.now();
     const state = rsdbState(rsdb, now);
     if (state !== 'LOADED' && state !== 'TERMINATED') {
-      throw badRequest(`RSDB ${id} is ${state}: only a LOADED or TERMINATED results database can be started`);
+      throw invalid(`RSDB ${id} is ${state}: only a LOADED or TERMINATED results database can be started`);
     }
     this.launch(rsdb, now);
     return rsdbView(rsdb, now);
@@ -59,7 +59,7 @@ export class RsdbStore {
   setNextStartOutcome(id: number, outcome: string | null): void {
     this.rsdb(id);
     if (outcome !== null && outcome !== 'ALLOCATED_DATABASE') {
-      throw badRequest(`unknown start outcome '${outcome}' for an RSDB: the only one is ALLOCATED_DATABASE`);
+      throw invalid(`unknown start outcome '${outcome}' for an RSDB: the only one is ALLOCATED_DATABASE`);
     }
   }
 

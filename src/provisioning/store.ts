@@ -1,6 +1,6 @@
 import type { Clock } from '../core/clock.js';
 import type { SectionSnapshot } from '../core/snapshot.js';
-import { badRequest } from '../http/errors.js';
+import { invalid } from '../core/errors.js';
 import { EnvironmentStore, ownEnvironment } from './environments.js';
 import { GridStore, ownGrid, ownServer } from './grids.js';
 import { LIFECYCLE_TABLES } from './lifecycles.js';
@@ -213,7 +213,7 @@ export class ProvisioningStore {
       case 'rsdb':
         return this.rsdbs.setNextStartOutcome(id, outcome);
       default:
-        throw badRequest(`unknown resource kind '${kind}': use grid, environment or rsdb`);
+        throw invalid(`unknown resource kind '${kind}': use grid, environment or rsdb`);
     }
   }
 
