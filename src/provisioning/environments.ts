@@ -12,6 +12,7 @@ import { existing, isOneOf, SEED_USER, Schedules } from './resources.js';
 import {
   ENVIRONMENT_START_OUTCOMES,
   FINAL_ENVIRONMENT_STATES,
+  NO_TEARDOWN_STATES,
   type Environment,
   type EnvironmentDurations,
   type EnvironmentSeed,
@@ -24,7 +25,7 @@ import { environmentState, environmentView } from './views.js';
 export const ENVIRONMENT_REGION = 'us-east-1';
 
 // Terminating these is a no-op answered 202, so that test teardown never fails.
-const NO_TEARDOWN = new Set<EnvironmentState>(['LOADED', 'TERMINATED', 'TERMINATED_WITH_FAILURES', 'CANCELLED', 'TERMINATING', 'CANCELLING']);
+const NO_TEARDOWN: ReadonlySet<EnvironmentState> = new Set(NO_TEARDOWN_STATES);
 
 /** Test environments: each one stands alone, with a database and a main instance of its own. */
 export class EnvironmentStore {

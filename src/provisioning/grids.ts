@@ -7,6 +7,7 @@ import { existing, isOneOf, SEED_USER, Schedules } from './resources.js';
 import {
   FINAL_GRID_STATES,
   GRID_START_OUTCOMES,
+  NO_TEARDOWN_STATES,
   type CloudServer,
   type CloudServerListItem,
   type CloudServerRecord,
@@ -26,7 +27,7 @@ export const FIRST_CLOUD_SERVER_ID = 58201;
 const INSTANCE_HOST = '15f3f428f1a7adc5';
 
 // Terminating these is a no-op answered 202, so that test teardown never fails.
-const GRID_NO_TEARDOWN = new Set<GridState>(['LOADED', 'TERMINATED', 'TERMINATED_WITH_FAILURES', 'CANCELLED', 'TERMINATING', 'CANCELLING']);
+const GRID_NO_TEARDOWN: ReadonlySet<GridState> = new Set(NO_TEARDOWN_STATES);
 const SERVER_DOWN = new Set<ServerState>(['SHUTTING_DOWN', 'TERMINATED']);
 const SERVER_RESTARTABLE = new Set<ServerState>(['RUNNING', 'BUSY', 'FAILED']);
 /** Cloud servers have no "final" column in the spec: these are their resting states. */

@@ -5,24 +5,12 @@
 import { missing } from '../core/errors.js';
 import { positionAt, type Step } from '../core/lifecycle.js';
 
-export type ResourceKind = 'grid' | 'cloudServer' | 'rsdb' | 'environment';
+import type { ResourceKind, ResourceLifecycle } from './schemas.js';
+
+export type { ResourceKind, ResourceLifecycle };
 
 /** Who "started" a resource that a fixture starts at load time (`startedAgoMs`). */
 export const SEED_USER = 'system';
-
-/** Where one resource is in its lifecycle, for the control API. */
-export interface ResourceLifecycle {
-  kind: ResourceKind;
-  id: number;
-  name: string;
-  state: string;
-  isFinal: boolean;
-  /** When the current state began (the load time for a never-started resource). */
-  since: number;
-  next?: Step;
-  /** When the current schedule reaches its last step. */
-  settlesAt?: number;
-}
 
 /** The record with this id, or a 404 naming what was asked for. */
 export function existing<T>(records: ReadonlyMap<number, T>, id: number, what: string): T {

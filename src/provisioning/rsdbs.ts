@@ -3,8 +3,8 @@ import { invalid } from '../core/errors.js';
 import { planFrom, reschedule } from '../core/lifecycle.js';
 import { hostFor } from './hosts.js';
 import { DEFAULT_RSDB_DURATIONS, RSDB_TABLES } from './lifecycles.js';
-import { existing, Schedules } from './resources.js';
-import type { Rsdb, RsdbSeed, RsdbState } from './schemas.js';
+import { existing, isOneOf, Schedules } from './resources.js';
+import { RSDB_START_OUTCOMES, type Rsdb, type RsdbSeed, type RsdbState } from './schemas.js';
 import { rsdbState, rsdbView } from './views.js';
 
 /** RSDBs have no "final" column in the spec: these are their resting states. */
@@ -58,8 +58,8 @@ export class RsdbStore {
   /** An RSDB has a single outcome, so only ALLOCATED_DATABASE is accepted (null clears). */
   setNextStartOutcome(id: number, outcome: string | null): void {
     this.rsdb(id);
-    if (outcome !== null && outcome !== 'ALLOCATED_DATABASE') {
-      throw invalid(`unknown start outcome '${outcome}' for an RSDB: the only one is ALLOCATED_DATABASE`);
+    if (outcome !== null && !isOneOf(RSDB_START_OUTCOMES, outcome)) {
+      throw invalid(`unknown start outcome '${outcome}' for an RSDB: the only one is ${RSDB_START_OUTCOMES.join(', ')}`);
     }
   }
 
