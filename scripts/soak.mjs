@@ -24,6 +24,9 @@ import { join } from 'node:path';
 import { HOST, median, num, request, rssMiB, sleep, startProcess } from '../bench/lib.mjs';
 import { spellings } from './path-corpus.mjs';
 import { BENCH_TOKEN, FIRST_ANNOTATION_ID, grid, writeSeed } from '../bench/seeds.mjs';
+import { helpIfAsked } from './help.mjs';
+
+helpIfAsked(import.meta.url);
 
 const SECONDS = num('SOAK_SECONDS', 60);
 const CLIENTS = Math.round(num('SOAK_CLIENTS', 50));
