@@ -64,7 +64,7 @@ export class ProvisioningStore {
     this.rsdbs = new RsdbStore(state.rsdbs, clock, timeScale, loadedAt);
     this.environments = new EnvironmentStore(state.environments, clock, timeScale, loadedAt);
     this.schedules = {
-      grid: this.grids.gridSchedules,
+      grid: this.grids.schedules,
       cloudServer: this.grids.serverSchedules,
       rsdb: this.rsdbs.schedules,
       environment: this.environments.schedules,
