@@ -24,6 +24,7 @@ module.exports = {
     }),
     forbid('world-has-no-http', 'world/ is the HTTP-free emulated world', '^src/world/', '^src/(http|control|ui|cli)/|^src/(app|index)\\.ts'),
     forbid('world-no-fastify', 'world/ is the HTTP-free emulated world', '^src/world/', FASTIFY),
+    forbid('domain-no-http', 'stores, the world and core/ throw DomainError (core/errors.ts) only; http/errors.ts alone maps it to a status', `^src/(core/|world/|config\\.ts)|${INTERFACES}(?!routes|guard)[^/]+\\.ts$`, '^src/http/'),
     forbid('stores-no-fastify', 'stores and schemas know nothing of HTTP', `${INTERFACES}(?!routes|guard)[^/]+\\.ts$`, FASTIFY),
     forbid('faces-below-app', 'control/ and ui/ are wired by app.ts, never the other way round', '^src/(control|ui)/', '^src/(cli/|app\\.ts|index\\.ts)'),
     forbid('app-below-entries', 'app.ts is below the package and process entries', '^src/app\\.ts', '^src/(cli/|index\\.ts)'),

@@ -14,6 +14,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fmt, markdownTable, median, num, request, rssMiB, sleep, startProcess } from './lib.mjs';
 import { LARGE_SEED, writeSeed } from './seeds.mjs';
+import { helpIfAsked } from '../scripts/help.mjs';
+
+helpIfAsked(import.meta.url);
 
 const LARGE = LARGE_SEED;
 /** How long the process is left alone before its RSS is read (lazy loads, heap settling). */

@@ -49,6 +49,9 @@ import {
   filteredQuery,
   writeSeed,
 } from './seeds.mjs';
+import { helpIfAsked } from '../scripts/help.mjs';
+
+helpIfAsked(import.meta.url);
 
 const DURATION = num('BENCH_DURATION', 10);
 const ROUNDS = Math.max(1, Math.round(num('BENCH_ROUNDS', 5)));

@@ -21,6 +21,9 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { HOST, fmt, markdownTable, num, percentile, request, sleep, startProcess } from './lib.mjs';
 import { ANNOTATION_BASE, ANNOTATION_STEP_MS, BENCH_TOKEN, writeSeed } from './seeds.mjs';
+import { helpIfAsked } from '../scripts/help.mjs';
+
+helpIfAsked(import.meta.url);
 
 const ANNOTATIONS = '/concerto/mpulse/api/annotations/v1';
 /** The goal: no stall longer than this. */

@@ -22,6 +22,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BASELINE_ENTRY, SERVER_ENTRY, fmt, markdownTable, median, num, request, startProcess } from './lib.mjs';
+import { helpIfAsked } from '../scripts/help.mjs';
+
+helpIfAsked(import.meta.url);
 
 const RUNS = Math.round(num('STARTUP_RUNS', 15));
 const LOG_LEVEL = process.env.STARTUP_LOG_LEVEL || 'silent';

@@ -9,6 +9,7 @@ import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync,
 import { createRequire } from 'node:module';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { helpIfAsked } from './help.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const STAMP = join(root, 'dist', '.build-stamp');
@@ -143,6 +144,7 @@ export async function build({ cjs = true } = {}) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  helpIfAsked(import.meta.url);
   const ifStale = process.argv.includes('--if-stale');
   if (ifStale && !isStale()) process.exit(0);
   build({ cjs: !process.argv.includes('--esm-only') }).catch((err) => {

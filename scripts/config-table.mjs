@@ -2,7 +2,10 @@
 // `npm run build` first; `npm run docs:config` does both). Prints the table; with --write,
 // puts it into docs/configuration.md between its markers. A test holds the page to the schema.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { configTable } from '../dist/cli/args.js';
+import { helpIfAsked } from './help.mjs';
+
+helpIfAsked(import.meta.url);
+const { configTable } = await import('../dist/cli/args.js');
 
 const PAGE = new URL('../docs/configuration.md', import.meta.url);
 const START = '<!-- generated: npm run docs:config -- --write -->';

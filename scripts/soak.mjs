@@ -32,6 +32,9 @@ import { spellings } from './path-corpus.mjs';
 import { journalPart } from './soak/journal.mjs';
 import { BENCH_TOKEN, FIRST_ANNOTATION_ID, grid, writeSeed } from '../bench/seeds.mjs';
 import { stateFile } from './soak/state-file.mjs';
+import { helpIfAsked } from './help.mjs';
+
+helpIfAsked(import.meta.url);
 
 const SECONDS = num('SOAK_SECONDS', 60);
 const CLIENTS = Math.round(num('SOAK_CLIENTS', 50));

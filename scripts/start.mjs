@@ -2,6 +2,9 @@
 // rebuilt first only when a source changed since; then the server runs in this same process,
 // so a start costs one Node process, not a compile.
 import { build, isStale } from './build.mjs';
+import { helpIfAsked } from './help.mjs';
+
+helpIfAsked(import.meta.url);
 
 if (isStale()) {
   process.stderr.write('cloud-emulator: sources changed since the last build; building first\n');

@@ -11,6 +11,9 @@ export const BUNDLED_FIXTURES_DIR = join(packageRoot(), 'fixtures');
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+/** How sandboxes are made (SANDBOXES); see world/sandboxes.ts. */
+export const SANDBOX_MODES = ['auto', 'explicit', 'off'] as const;
+
 /**
  * Every setting, with the environment variable it comes from (`env`), its default and a
  * description. This one schema drives validation, `--help`, and the table of
@@ -48,7 +51,7 @@ export const ConfigSchema = Type.Object({
   keepAliveTimeoutMs: Type.Integer({ env: 'KEEP_ALIVE_TIMEOUT_MS', flag: 'keep-alive-timeout-ms', minimum: 1, default: 72_000, description: 'a kept-alive connection with no request for this long is closed' }),
   connectionTimeoutMs: Type.Integer({ env: 'CONNECTION_TIMEOUT_MS', flag: 'connection-timeout-ms', minimum: 0, default: 600_000, description: 'a connection with no traffic either way for this long is closed, even while a fault latency holds its answer; 0 never' }),
   shutdownGraceMs: Type.Integer({ env: 'SHUTDOWN_GRACE_MS', flag: 'shutdown-grace-ms', minimum: 0, default: 5000, description: 'on SIGTERM/SIGINT, how long requests in flight may still finish before their connections are closed and the state file is written' }),
-  sandboxes: literals(['auto', 'explicit', 'off'] as const, { env: 'SANDBOXES', flag: 'sandboxes', default: 'auto', description: 'isolated worlds under /sandbox/<name>/: auto creates one on its first request that passes its checks, explicit only by PUT /_emulator/sandboxes/<name>, off does not serve the prefix' }),
+  sandboxes: literals(SANDBOX_MODES, { env: 'SANDBOXES', flag: 'sandboxes', default: 'auto', description: 'isolated worlds under /sandbox/<name>/: auto creates one on its first request that passes its checks, explicit only by PUT /_emulator/sandboxes/<name>, off does not serve the prefix' }),
   maxSandboxes: Type.Integer({ env: 'MAX_SANDBOXES', flag: 'max-sandboxes', minimum: 0, default: 100, description: 'most sandboxes at once (the default world not counted); one more answers 503' }),
   sandboxIdleTimeoutMs: Type.Integer({ env: 'SANDBOX_IDLE_TIMEOUT_MS', flag: 'sandbox-idle-timeout-ms', minimum: 0, default: 30 * 60 * 1000, description: 'a sandbox nobody used for this long (real time) is removed; 0 keeps them' }),
 });

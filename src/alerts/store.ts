@@ -1,6 +1,6 @@
 import type { Clock } from '../core/clock.js';
 import type { SectionSnapshot } from '../core/snapshot.js';
-import { conflict, notFound } from '../http/errors.js';
+import { conflicting, missing } from '../core/errors.js';
 import { RateCounters } from '../core/rate-counters.js';
 import { ALERT_HISTORY_LIMIT, type Alert, type AlertEvent, type AlertSections, type FireContent } from './schemas.js';
 
@@ -85,13 +85,13 @@ export class AlertStore {
 
   private find(uid: string): Alert {
     const alert = this.alerts.get(uid);
-    if (!alert) throw notFound(`alert '${uid}' does not exist`);
+    if (!alert) throw missing(`alert '${uid}' does not exist`);
     return alert;
   }
 
   private usable(uid: string): Alert {
     const alert = this.find(uid);
-    if (!alert.enabled) throw conflict(`alert '${uid}' (${alert.name}) is disabled; it must be enabled before it can be fired or cleared`);
+    if (!alert.enabled) throw conflicting(`alert '${uid}' (${alert.name}) is disabled; it must be enabled before it can be fired or cleared`);
     return alert;
   }
 

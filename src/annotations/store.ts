@@ -1,6 +1,6 @@
 import type { Clock } from '../core/clock.js';
 import type { SectionSnapshot } from '../core/snapshot.js';
-import { badRequest, notFound } from '../http/errors.js';
+import { invalid, missing } from '../core/errors.js';
 import { FixtureError } from '../core/fixtures.js';
 import { RateCounters } from '../core/rate-counters.js';
 import type { Annotation, AnnotationCreate, AnnotationSections, AnnotationSeed, AnnotationUpdate, DomainSeed } from './schemas.js';
@@ -349,7 +349,7 @@ export class AnnotationStore {
   private record(id: number): AnnotationRecord {
     const at = id - this.createdFrom;
     const record = at >= 0 && at < this.created.length ? this.created[at] : this.byId.get(id);
-    if (!record) throw notFound(`annotation ${id} does not exist`);
+    if (!record) throw missing(`annotation ${id} does not exist`);
     return record;
   }
 
@@ -381,7 +381,7 @@ export class AnnotationStore {
     if (known) return;
     const unknown = domainIds.filter((d) => !this.domainNames.has(d));
     if (unknown.length) {
-      throw badRequest(
+      throw invalid(
         `unknown domain id${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; ` +
           'GET /concerto/services/rest/RepositoryService/v1/Objects/domain lists the known domains',
       );
@@ -420,5 +420,5 @@ export class AnnotationStore {
 }
 
 function checkRange(start: number, end: number | undefined): void {
-  if (end !== undefined && end < start) throw badRequest(`end (${end}) is before start (${start})`);
+  if (end !== undefined && end < start) throw invalid(`end (${end}) is before start (${start})`);
 }

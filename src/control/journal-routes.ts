@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { World } from '../world/world.js';
 import type { StoreOf } from '../http/routing.js';
-import { JournalMatchError } from '../world/journal.js';
 import { ErrorBodySchema, badRequest } from '../http/errors.js';
 import { allowOnly } from '../http/routing.js';
 import {
@@ -28,15 +27,10 @@ function checkBounds(matcher: JournalMatcher): void {
   }
 }
 
-/** Runs a journal search, answering a matcher it cannot use as a 400. */
+/** Runs a journal search; a matcher it cannot use throws an `invalid` DomainError (a 400). */
 function searching<T>(matcher: JournalMatcher, search: () => T): T {
   checkBounds(matcher);
-  try {
-    return search();
-  } catch (err) {
-    if (err instanceof JournalMatchError) throw badRequest(err.message);
-    throw err;
-  }
+  return search();
 }
 
 /** The request journal: what the system under test sent, and what it got back. */

@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { errorCodes } from 'fastify';
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { invalid, missing } from '../core/errors.js';
@@ -9,27 +9,11 @@ import { StateSchema } from '../world/state.js';
 import { readStateBody } from '../world/state-parser.js';
 import type { StoreOf } from '../http/routing.js';
 import type { World } from '../world/world.js';
+import { SandboxListSchema, SandboxSummarySchema } from '../world/sandbox-schemas.js';
 import { STATE_BODY_LIMIT, takeStateBodies } from './state-routes.js';
 
-export const SandboxSummarySchema = Type.Object(
-  {
-    name: Type.String(),
-    createdAt: Type.Integer({ description: 'real time the sandbox was created, epoch ms' }),
-    lastUsedAt: Type.Integer({ description: 'real time of the last request to it, epoch ms' }),
-    counts: Type.Record(Type.String(), Type.Integer(), { description: 'entries per state section' }),
-  },
-  { additionalProperties: false, $id: 'SandboxSummary' },
-);
-export type SandboxSummary = Static<typeof SandboxSummarySchema>;
-
-export const SandboxListSchema = Type.Object(
-  {
-    sandboxes: Type.Array(SandboxSummarySchema),
-    max: Type.Integer({ description: 'MAX_SANDBOXES' }),
-    mode: Type.Union([Type.Literal('auto'), Type.Literal('explicit'), Type.Literal('off')], { description: 'SANDBOXES' }),
-  },
-  { additionalProperties: false },
-);
+// The sandboxes' schemas belong to the world that keeps them (world/sandbox-schemas.ts).
+export { SandboxListSchema, SandboxSummarySchema, type SandboxSummary } from '../world/sandbox-schemas.js';
 
 /**
  * The name as sent: spelled with escapes (w%33), it is refused as in /sandbox/<name>/, where

@@ -1,5 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { literals } from '../core/schema.js';
+import { ClockStatusSchema as CoreClockStatusSchema } from '../core/clock.js';
+import {
+  ENVIRONMENT_START_OUTCOMES,
+  GRID_START_OUTCOMES,
+  RSDB_START_OUTCOMES,
+  ResourceKindSchema,
+  ResourceLifecycleSchema,
+} from '../provisioning/schemas.js';
 
 // ---------------------------------------------------------------------------------------
 // Clock
@@ -7,19 +14,15 @@ import { literals } from '../core/schema.js';
 
 export const ClockStatusSchema = Type.Object(
   {
-    now: Type.Integer({ description: 'emulated time, epoch ms' }),
-    iso: Type.String({ description: 'the same instant in ISO 8601' }),
-    scale: Type.Number({ description: 'emulated ms per real ms' }),
-    frozen: Type.Boolean(),
+    ...CoreClockStatusSchema.properties,
     nextTransitionAt: Type.Optional(Type.Integer({ description: 'when the next lifecycle transition is scheduled, if any' })),
   },
   { additionalProperties: false },
 );
 export type ClockStatusBody = Static<typeof ClockStatusSchema>;
 
-export const RESOURCE_KINDS = ['grid', 'environment', 'rsdb', 'cloudServer'] as const;
-export type ResourceKind = (typeof RESOURCE_KINDS)[number];
-export const ResourceKindSchema = literals(RESOURCE_KINDS, { description: 'kind of provisioning resource' });
+// The resource kinds and a resource's lifecycle: their schemas belong to provisioning/.
+export { RESOURCE_KINDS, ResourceKindSchema, ResourceLifecycleSchema, type ResourceKind, type ResourceLifecycle } from '../provisioning/schemas.js';
 
 export const AdvanceBodySchema = Type.Object(
   {
@@ -118,22 +121,6 @@ const StartStopTablesSchema = Type.Object(
 );
 const DurationsSchema = Type.Record(Type.String(), Type.Integer(), { description: 'ms at TIME_SCALE=1, per duration name' });
 
-const StepSchema = Type.Object({ state: Type.String(), at: Type.Integer() }, { additionalProperties: false });
-
-export const ResourceLifecycleSchema = Type.Object(
-  {
-    kind: ResourceKindSchema,
-    id: Type.Integer(),
-    name: Type.String(),
-    state: Type.String(),
-    isFinal: Type.Boolean({ description: 'the state is final (settled, for cloud servers and RSDBs)' }),
-    since: Type.Integer({ description: 'when the current state began' }),
-    next: Type.Optional(StepSchema),
-    settlesAt: Type.Optional(Type.Integer({ description: 'when the current schedule reaches its last step' })),
-  },
-  { additionalProperties: false },
-);
-
 export const LifecyclesSchema = Type.Object(
   {
     now: Type.Integer(),
@@ -166,10 +153,16 @@ export const ResourceParamsSchema = Type.Object({
 export const NextStartBodySchema = Type.Object(
   {
     outcome: Type.String({
-      description:
-        'grid: CHECKED (success), ALLOCATE_FAILED, ALLOCATED_WITH_FAILURES, CHECKED_WITH_FAILURES, CHECKED_AND_DEPLOYING, CHECKED_AND_TERMINATING; ' +
-        'environment: RUNNING (success), ERROR_BUILD_MISMATCH, VOLUME_NOT_FORMATTED, VOLUME_NOT_AVAILABLE, PROCESS_FAILED, EXTERNALLY_TERMINATED; ' +
-        'rsdb: ALLOCATED_DATABASE',
+      description: (
+        [
+          ['grid', GRID_START_OUTCOMES],
+          ['environment', ENVIRONMENT_START_OUTCOMES],
+          ['rsdb', RSDB_START_OUTCOMES],
+        ] as Array<[string, readonly string[]]>
+      )
+        // The first outcome of each list is the success, and the default.
+        .map(([kind, outcomes]) => `${kind}: ${outcomes.map((o, i) => (i === 0 && outcomes.length > 1 ? `${o} (success)` : o)).join(', ')}`)
+        .join('; '),
     }),
   },
   { additionalProperties: false },

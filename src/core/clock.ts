@@ -1,3 +1,5 @@
+import { Type, type Static } from '@sinclair/typebox';
+
 /**
  * The emulator's sense of time. Everything that needs "now" asks a Clock; this is the only
  * module allowed to read the wall clock, so a test or the control API can move time for
@@ -8,12 +10,14 @@ export interface Clock {
   now(): number;
 }
 
-export interface ClockStatus {
-  now: number;
-  iso: string;
-  scale: number;
-  frozen: boolean;
-}
+/** What a clock says of itself; the control API answers it, with the next transition added. */
+export const ClockStatusSchema = Type.Object({
+  now: Type.Integer({ description: 'emulated time, epoch ms' }),
+  iso: Type.String({ description: 'the same instant in ISO 8601' }),
+  scale: Type.Number({ description: 'emulated ms per real ms' }),
+  frozen: Type.Boolean(),
+});
+export type ClockStatus = Static<typeof ClockStatusSchema>;
 
 /** A clock whose time can be advanced, sped up, slowed down or frozen. */
 export interface ControllableClock extends Clock {

@@ -1,5 +1,5 @@
 import type { Clock } from '../core/clock.js';
-import { badRequest } from '../http/errors.js';
+import { invalid } from '../core/errors.js';
 import { planFrom, reschedule } from '../core/lifecycle.js';
 import { hostFor } from './hosts.js';
 import {
@@ -8,10 +8,11 @@ import {
   ENVIRONMENT_START_TABLES,
   ENVIRONMENT_TERMINATE_TABLES,
 } from './lifecycles.js';
-import { existing, isOneOf, SEED_USER, Schedules } from './resources.js';
+import { isOneOf, ResourceStore, SEED_USER } from './resources.js';
 import {
   ENVIRONMENT_START_OUTCOMES,
   FINAL_ENVIRONMENT_STATES,
+  NO_TEARDOWN_STATES,
   type Environment,
   type EnvironmentDurations,
   type EnvironmentSeed,
@@ -24,46 +25,40 @@ import { environmentState, environmentView } from './views.js';
 export const ENVIRONMENT_REGION = 'us-east-1';
 
 // Terminating these is a no-op answered 202, so that test teardown never fails.
-const NO_TEARDOWN = new Set<EnvironmentState>(['LOADED', 'TERMINATED', 'TERMINATED_WITH_FAILURES', 'CANCELLED', 'TERMINATING', 'CANCELLING']);
+const NO_TEARDOWN: ReadonlySet<EnvironmentState> = new Set(NO_TEARDOWN_STATES);
 
 /** Test environments: each one stands alone, with a database and a main instance of its own. */
-export class EnvironmentStore {
-  private readonly byId = new Map<number, EnvironmentSeed>();
-  readonly schedules: Schedules<EnvironmentSeed, EnvironmentState>;
-
-  constructor(
-    environments: EnvironmentSeed[],
-    private readonly clock: Clock,
-    private readonly timeScale: number,
-    loadedAt: number,
-  ) {
-    for (const env of environments) this.byId.set(env.id, env);
-    this.schedules = new Schedules('environment', environments, this.byId, (e) => e.launch?.steps, FINAL_ENVIRONMENT_STATES, loadedAt);
-    // An export carries the launch itself, so a re-import does not start it again.
-    for (const env of environments) {
-      if (env.startedAgoMs !== undefined && !env.launch) this.launch(env, loadedAt - env.startedAgoMs, env.lastLaunchedBy ?? SEED_USER);
-    }
+export class EnvironmentStore extends ResourceStore<EnvironmentSeed, EnvironmentState, EnvironmentDurations> {
+  constructor(environments: EnvironmentSeed[], clock: Clock, timeScale: number, loadedAt: number) {
+    super(
+      { kind: 'environment', what: 'test environment', defaults: DEFAULT_ENVIRONMENT_DURATIONS, stepsOf: (e) => e.launch?.steps, settled: FINAL_ENVIRONMENT_STATES },
+      environments,
+      clock,
+      timeScale,
+      loadedAt,
+    );
+    this.startSeeded(environments, loadedAt, (env) => env.lastLaunchedBy ?? SEED_USER);
   }
 
   get(id: number): Environment {
-    return environmentView(this.environment(id), this.clock.now(), 'read');
+    return environmentView(this.record(id), this.clock.now(), 'read');
   }
 
   start(id: number, user: string): Environment {
-    const env = this.environment(id);
+    const env = this.record(id);
     const now = this.clock.now();
     const state = environmentState(env, now);
     if (!FINAL_ENVIRONMENT_STATES.has(state)) {
-      throw badRequest(`test environment ${id} is ${state}: it cannot be started until it reaches a final state`);
+      throw invalid(`test environment ${id} is ${state}: it cannot be started until it reaches a final state`);
     }
-    if (state === 'RUNNING') throw badRequest(`test environment ${id} is already RUNNING: terminate it before starting it again`);
+    if (state === 'RUNNING') throw invalid(`test environment ${id} is already RUNNING: terminate it before starting it again`);
     this.launch(env, now, user);
     return environmentView(env, now, 'start');
   }
 
   /** Terminate when launched (or failed), cancel while launching, nothing when already down. */
   terminate(id: number): Environment {
-    const env = this.environment(id);
+    const env = this.record(id);
     const now = this.clock.now();
     const state = environmentState(env, now);
     if (env.launch && !NO_TEARDOWN.has(state)) {
@@ -76,11 +71,11 @@ export class EnvironmentStore {
 
   /** Control API: a RUNNING environment's instance is terminated by someone else, now. */
   externallyTerminate(id: number): Environment {
-    const env = this.environment(id);
+    const env = this.record(id);
     const now = this.clock.now();
     const state = environmentState(env, now);
     if (!env.launch || state !== 'RUNNING') {
-      throw badRequest(`test environment ${id} is ${state}: only a RUNNING environment can be terminated externally`);
+      throw invalid(`test environment ${id} is ${state}: only a RUNNING environment can be terminated externally`);
     }
     env.launch.steps = reschedule(env.launch.steps, now, [{ state: 'EXTERNALLY_TERMINATED', at: now }]);
     return environmentView(env, now, 'read');
@@ -88,21 +83,13 @@ export class EnvironmentStore {
 
   /** Chooses how the next start ends (consumed by that start); null clears it. */
   setNextStartOutcome(id: number, outcome: string | null): void {
-    const env = this.environment(id);
+    const env = this.record(id);
     if (outcome === null) delete env.nextStartOutcome;
     else if (isOneOf(ENVIRONMENT_START_OUTCOMES, outcome)) env.nextStartOutcome = outcome;
-    else throw badRequest(`unknown start outcome '${outcome}' for a test environment: use ${ENVIRONMENT_START_OUTCOMES.join(', ')}`);
+    else throw invalid(`unknown start outcome '${outcome}' for a test environment: use ${ENVIRONMENT_START_OUTCOMES.join(', ')}`);
   }
 
-  private environment(id: number): EnvironmentSeed {
-    return existing(this.byId, id, 'test environment');
-  }
-
-  private durations(env: EnvironmentSeed): EnvironmentDurations {
-    return { ...DEFAULT_ENVIRONMENT_DURATIONS, ...env.durations };
-  }
-
-  private launch(env: EnvironmentSeed, at: number, user: string): void {
+  protected launch(env: EnvironmentSeed, at: number, user: string): void {
     const outcome: EnvironmentStartOutcome = env.nextStartOutcome ?? env.startOutcome;
     delete env.nextStartOutcome;
     env.launch = {

@@ -1,12 +1,13 @@
 import type { Clock } from '../core/clock.js';
-import { badRequest } from '../http/errors.js';
+import { invalid } from '../core/errors.js';
 import { planFrom, reschedule, visibleAt, type Step } from '../core/lifecycle.js';
 import { hostFor } from './hosts.js';
 import { DEFAULT_GRID_DURATIONS, SERVER_TABLES, planGridStart, planGridStop, type JournalLine } from './lifecycles.js';
-import { existing, isOneOf, SEED_USER, Schedules } from './resources.js';
+import { existing, isOneOf, ResourceStore, SEED_USER, Schedules } from './resources.js';
 import {
   FINAL_GRID_STATES,
   GRID_START_OUTCOMES,
+  NO_TEARDOWN_STATES,
   type CloudServer,
   type CloudServerListItem,
   type CloudServerRecord,
@@ -26,7 +27,7 @@ export const FIRST_CLOUD_SERVER_ID = 58201;
 const INSTANCE_HOST = '15f3f428f1a7adc5';
 
 // Terminating these is a no-op answered 202, so that test teardown never fails.
-const GRID_NO_TEARDOWN = new Set<GridState>(['LOADED', 'TERMINATED', 'TERMINATED_WITH_FAILURES', 'CANCELLED', 'TERMINATING', 'CANCELLING']);
+const GRID_NO_TEARDOWN: ReadonlySet<GridState> = new Set(NO_TEARDOWN_STATES);
 const SERVER_DOWN = new Set<ServerState>(['SHUTTING_DOWN', 'TERMINATED']);
 const SERVER_RESTARTABLE = new Set<ServerState>(['RUNNING', 'BUSY', 'FAILED']);
 /** Cloud servers have no "final" column in the spec: these are their resting states. */
@@ -39,21 +40,19 @@ const signedHex = (n: number) => (n < 0 ? `-${(-n).toString(16)}` : n.toString(1
  * creates the servers and shuts down the previous deployment's, a grid stop plans their
  * shutdown, and a server's own actions take the grid's durations and write to its journal.
  */
-export class GridStore {
-  private readonly grids = new Map<number, GridSeed>();
+export class GridStore extends ResourceStore<GridSeed, GridState, GridDurations> {
   private readonly servers = new Map<number, CloudServerRecord>();
   private nextServerId: number;
   private instanceCounter: number;
-  readonly gridSchedules: Schedules<GridSeed, GridState>;
   readonly serverSchedules: Schedules<CloudServerRecord, ServerState>;
 
   constructor(
     private readonly state: { grids: GridSeed[]; cloudServers: CloudServerRecord[] },
-    private readonly clock: Clock,
-    private readonly timeScale: number,
+    clock: Clock,
+    timeScale: number,
     loadedAt: number,
   ) {
-    for (const grid of state.grids) this.grids.set(grid.id, grid);
+    super({ kind: 'grid', what: 'grid', defaults: DEFAULT_GRID_DURATIONS, stepsOf: (g) => g.deployment?.steps, settled: FINAL_GRID_STATES }, state.grids, clock, timeScale, loadedAt);
     // Kept in id order, so the list needs no sort: a new server's id is always above every
     // existing one (nextServerId), so it lands at the end of the map.
     for (const server of [...state.cloudServers].sort((a, b) => a.id - b.id)) this.servers.set(server.id, server);
@@ -63,14 +62,10 @@ export class GridStore {
       const counter = Number.parseInt(g.deployment?.instanceId.split(':')[3] ?? '', 16);
       return Number.isNaN(counter) ? max : Math.max(max, counter + 1);
     }, -0x7fdd);
-    this.gridSchedules = new Schedules('grid', state.grids, this.grids, (g) => g.deployment?.steps, FINAL_GRID_STATES, loadedAt);
     this.serverSchedules = new Schedules('cloudServer', state.cloudServers, this.servers, (s) => s.steps, SERVER_SETTLED, loadedAt);
 
     // A seed may ask for a grid already started, so the demo does not open on an empty list.
-    // An export carries the deployment itself, so a re-import does not start it again.
-    for (const grid of state.grids) {
-      if (grid.startedAgoMs !== undefined && !grid.deployment) this.deploy(grid, loadedAt - grid.startedAgoMs, SEED_USER);
-    }
+    this.startSeeded(state.grids, loadedAt, () => SEED_USER);
   }
 
   // -------------------------------------------------------------------------------------
@@ -87,21 +82,21 @@ export class GridStore {
   }
 
   getGrid(id: number): Grid {
-    return this.gridView(this.grid(id), this.clock.now(), 'read');
+    return this.gridView(this.record(id), this.clock.now(), 'read');
   }
 
   startGrid(id: number, user: string): Grid {
-    const grid = this.grid(id);
+    const grid = this.record(id);
     const now = this.clock.now();
     const state = gridState(grid, now);
-    if (!FINAL_GRID_STATES.has(state)) throw badRequest(`grid ${id} is ${state}: it cannot be started until it reaches a final state`);
-    this.deploy(grid, now, user);
+    if (!FINAL_GRID_STATES.has(state)) throw invalid(`grid ${id} is ${state}: it cannot be started until it reaches a final state`);
+    this.launch(grid, now, user);
     return this.gridView(grid, now, 'start');
   }
 
   /** Terminate when deployed, cancel while deploying, nothing when already down. */
   terminateGrid(id: number): Grid {
-    const grid = this.grid(id);
+    const grid = this.record(id);
     const now = this.clock.now();
     const state = gridState(grid, now);
     const deployment = grid.deployment;
@@ -111,7 +106,7 @@ export class GridStore {
       const plan = planGridStop({
         cancel: !FINAL_GRID_STATES.has(state),
         outcome: grid.terminateOutcome,
-        durations: this.gridDurations(grid),
+        durations: this.durations(grid),
         from: now,
         scale: this.timeScale,
         servers: live,
@@ -126,10 +121,10 @@ export class GridStore {
 
   /** Chooses how the next start ends (consumed by that start); null clears it. */
   setNextStartOutcome(id: number, outcome: string | null): void {
-    const grid = this.grid(id);
+    const grid = this.record(id);
     if (outcome === null) delete grid.nextStartOutcome;
     else if (isOneOf(GRID_START_OUTCOMES, outcome)) grid.nextStartOutcome = outcome;
-    else throw badRequest(`unknown start outcome '${outcome}' for a grid: use ${GRID_START_OUTCOMES.join(', ')}`);
+    else throw invalid(`unknown start outcome '${outcome}' for a grid: use ${GRID_START_OUTCOMES.join(', ')}`);
   }
 
   // -------------------------------------------------------------------------------------
@@ -153,7 +148,7 @@ export class GridStore {
     const now = this.clock.now();
     const state = serverState(server, now);
     if (!SERVER_RESTARTABLE.has(state)) {
-      throw badRequest(`cloud server ${id} is ${state}: only a RUNNING, BUSY or FAILED server can be restarted`);
+      throw invalid(`cloud server ${id} is ${state}: only a RUNNING, BUSY or FAILED server can be restarted`);
     }
     server.steps = reschedule(server.steps, now, planFrom(SERVER_TABLES.restart, {}, now, this.timeScale));
     this.logForServer(server, now, `Server ${server.name} restarted.`, 'INFO');
@@ -164,7 +159,7 @@ export class GridStore {
     const server = this.server(id);
     const now = this.clock.now();
     if (!SERVER_DOWN.has(serverState(server, now))) {
-      const durations = this.gridDurations(this.grids.get(server.gridId));
+      const durations = this.durations(this.byId.get(server.gridId));
       server.steps = reschedule(server.steps, now, planFrom(SERVER_TABLES.terminate, durations, now, this.timeScale));
       this.dropFutureCheck(server, now);
       this.logForServer(server, now, `Server ${server.name} terminated on request.`, 'INFO');
@@ -177,7 +172,7 @@ export class GridStore {
     const server = this.server(id);
     const now = this.clock.now();
     const state = serverState(server, now);
-    if (state === 'TERMINATED') throw badRequest(`cloud server ${id} is TERMINATED: a terminated server cannot fail`);
+    if (state === 'TERMINATED') throw invalid(`cloud server ${id} is TERMINATED: a terminated server cannot fail`);
     if (state !== 'FAILED') {
       server.steps = reschedule(server.steps, now, [{ state: 'FAILED', at: now }]);
       this.dropFutureCheck(server, now);
@@ -190,16 +185,8 @@ export class GridStore {
   // Internals
   // -------------------------------------------------------------------------------------
 
-  private grid(id: number): GridSeed {
-    return existing(this.grids, id, 'grid');
-  }
-
   private server(id: number): CloudServerRecord {
     return existing(this.servers, id, 'cloud server');
-  }
-
-  private gridDurations(grid: GridSeed | undefined): GridDurations {
-    return { ...DEFAULT_GRID_DURATIONS, ...grid?.durations };
   }
 
   private deploymentServers(grid: GridSeed): CloudServerRecord[] {
@@ -222,7 +209,7 @@ export class GridStore {
 
   /** A journal line on the grid whose current deployment owns `server`. */
   private logForServer(server: CloudServerRecord, now: number, text: string, type: JournalLine['type']): void {
-    const deployment = this.grids.get(server.gridId)?.deployment;
+    const deployment = this.byId.get(server.gridId)?.deployment;
     if (!deployment?.cloudServerIds.includes(server.id)) return;
     const later = deployment.journal.findIndex((line) => line.at > now);
     deployment.journal.splice(later < 0 ? deployment.journal.length : later, 0, { at: now, text, type });
@@ -238,8 +225,8 @@ export class GridStore {
    * A new deployment at `at`: the previous deployment's servers still up shut down, new
    * cloud servers are created from the grid's templates, and the whole schedule is written.
    */
-  private deploy(grid: GridSeed, at: number, user: string): void {
-    const durations = this.gridDurations(grid);
+  protected launch(grid: GridSeed, at: number, user: string): void {
+    const durations = this.durations(grid);
     for (const old of this.deploymentServers(grid)) {
       if (SERVER_DOWN.has(serverState(old, at))) continue;
       old.steps = reschedule(old.steps, at, planFrom(SERVER_TABLES.terminate, durations, at, this.timeScale));

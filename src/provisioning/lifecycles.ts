@@ -3,7 +3,7 @@
  * duration it holds), plus the pure functions that turn a table into an absolute schedule
  * for a grid and its cloud servers. Nothing here reads the clock or touches a store.
  */
-import { enteredAt, planFrom, type Step, type Table, type TableStep } from '../core/lifecycle.js';
+import { planFrom, type Step, type Table, type TableStep } from '../core/lifecycle.js';
 import type {
   EnvironmentDurations,
   EnvironmentStartOutcome,
@@ -203,98 +203,133 @@ function chronological(lines: JournalLine[]): JournalLine[] {
 }
 
 /**
+ * What becomes of one cloud server in a grid start:
+ * - `checked`: allocated in turn, then passes the grid's health check;
+ * - `running`: allocated in turn, never health-checked (allocation ended the deployment);
+ * - `allocation-failed`: FAILED when its turn to be allocated comes;
+ * - `check-failed`: allocated in turn, FAILED when the health checks end;
+ * - `deployed-late`: still pending when the checks end, RUNNING later in the window the grid
+ *   waits for it, and checked when that window ends;
+ * - `terminated-pending`: still pending when the checks end, shut down and TERMINATED.
+ */
+export type ServerFate = 'checked' | 'running' | 'allocation-failed' | 'check-failed' | 'deployed-late' | 'terminated-pending';
+
+/** The fates that leave a server pending past the checks: the others are allocated in turn. */
+const LATE_FATES: ReadonlySet<ServerFate> = new Set<ServerFate>(['deployed-late', 'terminated-pending']);
+
+/**
+ * Every start outcome of a grid, as what becomes of its servers: `odd` says which servers take
+ * `oddFate` (none, the last `failingServers` of them, or all); the others take `fate`.
+ */
+export const GRID_START_SERVER_FATES: Readonly<Record<GridStartOutcome, { odd: 'none' | 'last' | 'all'; fate: ServerFate; oddFate: ServerFate }>> = {
+  CHECKED: { odd: 'none', fate: 'checked', oddFate: 'checked' },
+  ALLOCATE_FAILED: { odd: 'all', fate: 'allocation-failed', oddFate: 'allocation-failed' },
+  ALLOCATED_WITH_FAILURES: { odd: 'last', fate: 'running', oddFate: 'allocation-failed' },
+  CHECKED_WITH_FAILURES: { odd: 'last', fate: 'checked', oddFate: 'check-failed' },
+  CHECKED_AND_DEPLOYING: { odd: 'last', fate: 'checked', oddFate: 'deployed-late' },
+  CHECKED_AND_TERMINATING: { odd: 'last', fate: 'checked', oddFate: 'terminated-pending' },
+};
+
+/** What the journal lines of a grid start are written from. */
+interface GridStartFacts {
+  /** Servers in all, odd ones (of the outcome's table above), and those on time. */
+  n: number;
+  k: number;
+  onTime: number;
+  /** The grid's state before the one entered. */
+  previous: GridState;
+  /** The odd servers, with their plans. */
+  odd: Array<{ server: ServerToPlan; plan: ServerPlan }>;
+}
+
+/** A journal line; written at the instant the grid enters the state, unless `at` says otherwise. */
+type GridStartLine = { text: string; type?: JournalLine['type']; at?: number };
+
+const allocatedLine = (server: ServerToPlan) => `Server ${server.name} allocated: ${server.publicHostName}.`;
+
+/** The journal lines the grid writes as it enters each state of a start. */
+export const GRID_START_JOURNAL: Readonly<Partial<Record<GridState, (facts: GridStartFacts) => GridStartLine[]>>> = {
+  ALLOCATED: ({ n }) => [{ text: `All ${n} server(s) allocated.` }],
+  ALLOCATE_FAILED: () => [{ text: 'Grid deployment failed: no server could be allocated.', type: 'ERROR' }],
+  ALLOCATED_WITH_FAILURES: ({ n, k }) => [{ text: `Grid deployment finished with failures: ${k} of ${n} server(s) could not be allocated.`, type: 'ERROR' }],
+  STARTING_MONITORS: ({ onTime }) => [{ text: `Starting monitors on ${onTime} server(s).` }],
+  CHECKING: ({ onTime }) => [{ text: `Health checks started on ${onTime} server(s).` }],
+  CHECKED_WITH_FAILURES: ({ n, k, odd }) => [
+    ...odd.map(({ server }) => ({ text: `Server ${server.name} failed its health check.`, type: 'ERROR' as const })),
+    { text: `Health checks finished: ${n - k} server(s) passed, ${k} failed.` },
+    { text: 'Grid deployment finished with failures.', type: 'ERROR' },
+  ],
+  CHECKED_AND_DEPLOYING: ({ onTime, k, odd }) => [
+    { text: `Health checks finished: ${onTime} server(s) passed; ${k} server(s) still deploying.` },
+    ...odd.map(({ server, plan }) => ({ text: allocatedLine(server), at: plan.steps[1].at })),
+  ],
+  CHECKED_AND_TERMINATING: ({ onTime, k }) => [{ text: `Health checks finished: ${onTime} server(s) passed; terminating ${k} pending server(s).` }],
+  CHECKED: ({ n, k, previous, odd }) => [
+    ...(previous === 'CHECKED_AND_DEPLOYING'
+      ? [{ text: `Health checks finished on the ${k} late server(s).` }]
+      : previous === 'CHECKED_AND_TERMINATING'
+        ? odd.map(({ server }) => ({ text: `Server ${server.name} terminated while pending.` }))
+        : [{ text: `Health checks finished: ${n} server(s) passed.` }]),
+    { text: 'Grid deployment complete.' },
+  ],
+};
+
+/**
  * The whole deployment a start sets off: the grid's steps, each server's steps and health
- * check, and the journal lines, all as absolute times from `from`.
+ * check, and the journal lines, all as absolute times from `from`. What happens is read from
+ * the tables above; this only puts times to it.
  */
 export function planGridStart(input: GridStartInput): GridStartPlan {
   const { outcome, from, servers } = input;
   const table = GRID_START_TABLES[outcome].filter((row) => input.monitors || !row.monitorsOnly);
   const steps = planFrom(table, input.durations, from, input.scale);
+  const { odd, fate, oddFate } = GRID_START_SERVER_FATES[outcome];
   const n = servers.length;
   const end = steps[steps.length - 1].at;
   const allocating = steps[1].at - from;
-  const checkingAt = enteredAt(steps, 'CHECKING');
-  const checkEnd = checkingAt === undefined ? undefined : steps[steps.findIndex((s) => s.state === 'CHECKING') + 1].at;
-  const lateAt = enteredAt(steps, 'CHECKED_AND_DEPLOYING') ?? enteredAt(steps, 'CHECKED_AND_TERMINATING');
-  const hasLate = lateAt !== undefined;
-  const hasFailing = outcome === 'ALLOCATED_WITH_FAILURES' || outcome === 'CHECKED_WITH_FAILURES' || hasLate;
-  // The last k servers are the failing (or late) ones; all of them when the grid has fewer.
-  const k = hasFailing ? Math.min(input.failingServers, n) : outcome === 'ALLOCATE_FAILED' ? n : 0;
-  const onTime = hasLate ? n - k : n;
+  const checkingIndex = steps.findIndex((s) => s.state === 'CHECKING');
+  const checkEnd = checkingIndex < 0 ? undefined : steps[checkingIndex + 1].at;
+  const late = LATE_FATES.has(oddFate);
+  const lateAt = (late ? steps.find((s) => s.state === outcome) : undefined)?.at ?? end;
+  // The last k servers are the odd ones; all of them when the grid has fewer.
+  const k = odd === 'all' ? n : odd === 'last' ? Math.min(input.failingServers, n) : 0;
+  // Late servers are not allocated in turn: the others share the allocation time.
+  const onTime = late ? n - k : n;
   const isOdd = (i: number) => i >= n - k;
-  const allocatedAt = (i: number, of: number) => from + Math.round((allocating * (i + 1)) / of);
+  const allocatedAt = (i: number) => from + Math.round((allocating * (i + 1)) / onTime);
 
   const plans: ServerPlan[] = servers.map((_, i) => {
     const pending: Step<ServerState> = { state: 'PENDING', at: from };
-    if (hasLate && isOdd(i)) {
-      const j = i - onTime;
-      const window = end - lateAt;
-      if (outcome === 'CHECKED_AND_DEPLOYING') {
-        return { steps: [pending, { state: 'RUNNING', at: lateAt + Math.round((window * (j + 1)) / (k + 1)) }], checkedAt: end };
-      }
-      return { steps: [pending, { state: 'SHUTTING_DOWN', at: lateAt }, { state: 'TERMINATED', at: end }] };
+    const running = (): Step<ServerState> => ({ state: 'RUNNING', at: allocatedAt(i) });
+    switch (isOdd(i) ? oddFate : fate) {
+      case 'deployed-late':
+        return { steps: [pending, { state: 'RUNNING', at: lateAt + Math.round(((end - lateAt) * (i - onTime + 1)) / (k + 1)) }], checkedAt: end };
+      case 'terminated-pending':
+        return { steps: [pending, { state: 'SHUTTING_DOWN', at: lateAt }, { state: 'TERMINATED', at: end }] };
+      case 'allocation-failed':
+        return { steps: [pending, { state: 'FAILED', at: allocatedAt(i) }] };
+      case 'running':
+        return { steps: [pending, running()] };
+      case 'check-failed':
+        return { steps: [pending, running(), { state: 'FAILED', at: checkEnd! }] };
+      case 'checked':
+        return { steps: [pending, running()], checkedAt: checkEnd };
     }
-    const at = allocatedAt(i, onTime);
-    if (outcome === 'ALLOCATE_FAILED' || (outcome === 'ALLOCATED_WITH_FAILURES' && isOdd(i))) {
-      return { steps: [pending, { state: 'FAILED', at }] };
-    }
-    const running: Step<ServerState> = { state: 'RUNNING', at };
-    if (outcome === 'ALLOCATED_WITH_FAILURES') return { steps: [pending, running] };
-    if (outcome === 'CHECKED_WITH_FAILURES' && isOdd(i)) return { steps: [pending, running, { state: 'FAILED', at: checkEnd! }] };
-    return { steps: [pending, running], checkedAt: checkEnd };
   });
 
   // Written phase by phase, so that lines of the same instant (TIME_SCALE=0) read in order.
-  const journal: JournalLine[] = [];
-  const log = (at: number, text: string, type: JournalLine['type'] = 'INFO') => journal.push({ at, text, type });
-  log(from, `Starting grid deployment (${n} server(s)).`);
+  const journal: JournalLine[] = [{ at: from, text: `Starting grid deployment (${n} server(s)).`, type: 'INFO' }];
   plans.forEach((plan, i) => {
+    if (late && isOdd(i)) return;
     const result = plan.steps[1];
-    if (hasLate && isOdd(i)) return;
-    if (result.state === 'RUNNING') log(result.at, `Server ${servers[i].name} allocated: ${servers[i].publicHostName}.`);
-    else log(result.at, `Server ${servers[i].name} could not be allocated.`, 'ERROR');
+    if (result.state === 'RUNNING') journal.push({ at: result.at, text: allocatedLine(servers[i]), type: 'INFO' });
+    else journal.push({ at: result.at, text: `Server ${servers[i].name} could not be allocated.`, type: 'ERROR' });
   });
+  const oddOnes = plans.flatMap((plan, i) => (isOdd(i) ? [{ server: servers[i], plan }] : []));
   for (let s = 1; s < steps.length; s++) {
     const { state, at } = steps[s];
-    const previous = steps[s - 1].state;
-    switch (state) {
-      case 'ALLOCATED':
-        log(at, `All ${n} server(s) allocated.`);
-        break;
-      case 'ALLOCATE_FAILED':
-        log(at, 'Grid deployment failed: no server could be allocated.', 'ERROR');
-        break;
-      case 'ALLOCATED_WITH_FAILURES':
-        log(at, `Grid deployment finished with failures: ${k} of ${n} server(s) could not be allocated.`, 'ERROR');
-        break;
-      case 'STARTING_MONITORS':
-        log(at, `Starting monitors on ${onTime} server(s).`);
-        break;
-      case 'CHECKING':
-        log(at, `Health checks started on ${onTime} server(s).`);
-        break;
-      case 'CHECKED_WITH_FAILURES':
-        plans.forEach((_, i) => isOdd(i) && log(at, `Server ${servers[i].name} failed its health check.`, 'ERROR'));
-        log(at, `Health checks finished: ${n - k} server(s) passed, ${k} failed.`);
-        log(at, 'Grid deployment finished with failures.', 'ERROR');
-        break;
-      case 'CHECKED_AND_DEPLOYING':
-        log(at, `Health checks finished: ${onTime} server(s) passed; ${k} server(s) still deploying.`);
-        plans.forEach((plan, i) => {
-          if (isOdd(i)) log(plan.steps[1].at, `Server ${servers[i].name} allocated: ${servers[i].publicHostName}.`);
-        });
-        break;
-      case 'CHECKED_AND_TERMINATING':
-        log(at, `Health checks finished: ${onTime} server(s) passed; terminating ${k} pending server(s).`);
-        break;
-      case 'CHECKED':
-        if (previous === 'CHECKED_AND_DEPLOYING') log(at, `Health checks finished on the ${k} late server(s).`);
-        else if (previous === 'CHECKED_AND_TERMINATING') {
-          plans.forEach((_, i) => isOdd(i) && log(at, `Server ${servers[i].name} terminated while pending.`));
-        } else log(at, `Health checks finished: ${n} server(s) passed.`);
-        log(at, 'Grid deployment complete.');
-        break;
-    }
+    const lines = GRID_START_JOURNAL[state]?.({ n, k, onTime, previous: steps[s - 1].state, odd: oddOnes }) ?? [];
+    for (const line of lines) journal.push({ at: line.at ?? at, text: line.text, type: line.type ?? 'INFO' });
   }
   return { steps, servers: plans, journal: chronological(journal) };
 }

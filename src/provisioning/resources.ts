@@ -2,32 +2,21 @@
  * What the per-resource stores (grids.ts, rsdbs.ts, environments.ts) share: the 404 lookup,
  * and how the control API reads where a resource is in its lifecycle.
  */
-import { notFound } from '../http/errors.js';
+import type { Clock } from '../core/clock.js';
+import { missing } from '../core/errors.js';
 import { positionAt, type Step } from '../core/lifecycle.js';
 
-export type ResourceKind = 'grid' | 'cloudServer' | 'rsdb' | 'environment';
+import type { ResourceKind, ResourceLifecycle } from './schemas.js';
+
+export type { ResourceKind, ResourceLifecycle };
 
 /** Who "started" a resource that a fixture starts at load time (`startedAgoMs`). */
 export const SEED_USER = 'system';
 
-/** Where one resource is in its lifecycle, for the control API. */
-export interface ResourceLifecycle {
-  kind: ResourceKind;
-  id: number;
-  name: string;
-  state: string;
-  isFinal: boolean;
-  /** When the current state began (the load time for a never-started resource). */
-  since: number;
-  next?: Step;
-  /** When the current schedule reaches its last step. */
-  settlesAt?: number;
-}
-
 /** The record with this id, or a 404 naming what was asked for. */
 export function existing<T>(records: ReadonlyMap<number, T>, id: number, what: string): T {
   const record = records.get(id);
-  if (record === undefined) throw notFound(`${what} ${id} does not exist`);
+  if (record === undefined) throw missing(`${what} ${id} does not exist`);
   return record;
 }
 
@@ -100,5 +89,59 @@ export class Schedules<R extends { id: number; name: string }, S extends string>
     if (!steps) return { kind, id, name, state: 'LOADED', isFinal: true, since: loadedAt };
     const { state, since, next } = positionAt(steps, now);
     return { kind, id, name, state, isFinal: this.settled.has(state), since, ...(next ? { next } : {}), settlesAt: steps[steps.length - 1].at };
+  }
+}
+
+/**
+ * The skeleton the stores of grids, RSDBs and test environments share: records by id, their
+ * schedules for the control API, the lookup that answers 404, durations over the defaults,
+ * and the seeds that ask to be started at load time (`startedAgoMs`).
+ */
+export abstract class ResourceStore<R extends { id: number; name: string; startedAgoMs?: number; durations?: object }, S extends string, D extends object> {
+  protected readonly byId = new Map<number, R>();
+  readonly schedules: Schedules<R, S>;
+
+  constructor(
+    private readonly spec: {
+      kind: ResourceKind;
+      /** How a 404 names one. */
+      what: string;
+      defaults: D;
+      /** The current schedule; undefined for a resource never started. */
+      stepsOf: (record: R) => readonly Step<S>[] | undefined;
+      /** States counted as final (or, for kinds without a final column, resting). */
+      settled: ReadonlySet<S>;
+    },
+    records: readonly R[],
+    protected readonly clock: Clock,
+    protected readonly timeScale: number,
+    loadedAt: number,
+  ) {
+    for (const record of records) this.byId.set(record.id, record);
+    this.schedules = new Schedules(spec.kind, records, this.byId, spec.stepsOf, spec.settled, loadedAt);
+  }
+
+  /** Starts the resource: plans its schedule from `at`. */
+  protected abstract launch(record: R, at: number, user: string): void;
+
+  /** The record with this id, or a 404 naming what was asked for. */
+  protected record(id: number): R {
+    return existing(this.byId, id, this.spec.what);
+  }
+
+  /** The record's own durations over the defaults. */
+  protected durations(record: R | undefined): D {
+    return { ...this.spec.defaults, ...record?.durations } as D;
+  }
+
+  /**
+   * Starts every seed that asks for it, as if `startedAgoMs` before `loadedAt`. An export
+   * carries the launch itself, so a re-import does not start it again. Each store calls it
+   * once its own fields are set.
+   */
+  protected startSeeded(records: readonly R[], loadedAt: number, user: (record: R) => string): void {
+    for (const record of records) {
+      if (record.startedAgoMs !== undefined && !this.spec.stepsOf(record)) this.launch(record, loadedAt - record.startedAgoMs, user(record));
+    }
   }
 }

@@ -1,51 +1,39 @@
 import type { Clock } from '../core/clock.js';
-import { badRequest } from '../http/errors.js';
+import { invalid } from '../core/errors.js';
 import { planFrom, reschedule } from '../core/lifecycle.js';
 import { hostFor } from './hosts.js';
-import { DEFAULT_RSDB_DURATIONS, RSDB_TABLES } from './lifecycles.js';
-import { existing, Schedules } from './resources.js';
-import type { Rsdb, RsdbSeed, RsdbState } from './schemas.js';
+import { DEFAULT_RSDB_DURATIONS, RSDB_TABLES, type RsdbDurations } from './lifecycles.js';
+import { isOneOf, ResourceStore, SEED_USER } from './resources.js';
+import { RSDB_START_OUTCOMES, type Rsdb, type RsdbSeed, type RsdbState } from './schemas.js';
 import { rsdbState, rsdbView } from './views.js';
 
 /** RSDBs have no "final" column in the spec: these are their resting states. */
 const RSDB_SETTLED = new Set<RsdbState>(['LOADED', 'ALLOCATED_DATABASE', 'TERMINATED']);
 
 /** Results databases: each one stands alone, with a single way its start can end. */
-export class RsdbStore {
-  private readonly byId = new Map<number, RsdbSeed>();
-  readonly schedules: Schedules<RsdbSeed, RsdbState>;
-
-  constructor(
-    rsdbs: RsdbSeed[],
-    private readonly clock: Clock,
-    private readonly timeScale: number,
-    loadedAt: number,
-  ) {
-    for (const rsdb of rsdbs) this.byId.set(rsdb.id, rsdb);
-    this.schedules = new Schedules('rsdb', rsdbs, this.byId, (r) => r.launch?.steps, RSDB_SETTLED, loadedAt);
-    // An export carries the launch itself, so a re-import does not start it again.
-    for (const rsdb of rsdbs) {
-      if (rsdb.startedAgoMs !== undefined && !rsdb.launch) this.launch(rsdb, loadedAt - rsdb.startedAgoMs);
-    }
+export class RsdbStore extends ResourceStore<RsdbSeed, RsdbState, RsdbDurations> {
+  constructor(rsdbs: RsdbSeed[], clock: Clock, timeScale: number, loadedAt: number) {
+    super({ kind: 'rsdb', what: 'RSDB', defaults: DEFAULT_RSDB_DURATIONS, stepsOf: (r) => r.launch?.steps, settled: RSDB_SETTLED }, rsdbs, clock, timeScale, loadedAt);
+    this.startSeeded(rsdbs, loadedAt, () => SEED_USER);
   }
 
   get(id: number): Rsdb {
-    return rsdbView(this.rsdb(id), this.clock.now());
+    return rsdbView(this.record(id), this.clock.now());
   }
 
   start(id: number): Rsdb {
-    const rsdb = this.rsdb(id);
+    const rsdb = this.record(id);
     const now = this.clock.now();
     const state = rsdbState(rsdb, now);
     if (state !== 'LOADED' && state !== 'TERMINATED') {
-      throw badRequest(`RSDB ${id} is ${state}: only a LOADED or TERMINATED results database can be started`);
+      throw invalid(`RSDB ${id} is ${state}: only a LOADED or TERMINATED results database can be started`);
     }
     this.launch(rsdb, now);
     return rsdbView(rsdb, now);
   }
 
   terminate(id: number): Rsdb {
-    const rsdb = this.rsdb(id);
+    const rsdb = this.record(id);
     const now = this.clock.now();
     const state = rsdbState(rsdb, now);
     if (rsdb.launch && (state === 'ALLOCATING_DATABASE' || state === 'ALLOCATED_DATABASE')) {
@@ -57,21 +45,13 @@ export class RsdbStore {
 
   /** An RSDB has a single outcome, so only ALLOCATED_DATABASE is accepted (null clears). */
   setNextStartOutcome(id: number, outcome: string | null): void {
-    this.rsdb(id);
-    if (outcome !== null && outcome !== 'ALLOCATED_DATABASE') {
-      throw badRequest(`unknown start outcome '${outcome}' for an RSDB: the only one is ALLOCATED_DATABASE`);
+    this.record(id);
+    if (outcome !== null && !isOneOf(RSDB_START_OUTCOMES, outcome)) {
+      throw invalid(`unknown start outcome '${outcome}' for an RSDB: the only one is ${RSDB_START_OUTCOMES.join(', ')}`);
     }
   }
 
-  private rsdb(id: number): RsdbSeed {
-    return existing(this.byId, id, 'RSDB');
-  }
-
-  private durations(rsdb: RsdbSeed) {
-    return { ...DEFAULT_RSDB_DURATIONS, ...rsdb.durations };
-  }
-
-  private launch(rsdb: RsdbSeed, at: number): void {
+  protected launch(rsdb: RsdbSeed, at: number): void {
     rsdb.launch = {
       steps: planFrom(RSDB_TABLES.start, this.durations(rsdb), at, this.timeScale),
       // Every launch is a new instance: new id and host names.

@@ -5,6 +5,29 @@ import { literals } from '../core/schema.js';
 // Enumerations
 // ---------------------------------------------------------------------------------------
 
+/** The kinds of provisioning resource whose lifecycle the control API reads and steers. */
+export const RESOURCE_KINDS = ['grid', 'environment', 'rsdb', 'cloudServer'] as const;
+export type ResourceKind = (typeof RESOURCE_KINDS)[number];
+export const ResourceKindSchema = literals(RESOURCE_KINDS, { description: 'kind of provisioning resource' });
+
+const StepSchema = Type.Object({ state: Type.String(), at: Type.Integer() }, { additionalProperties: false });
+
+/** Where one resource is in its lifecycle, for the control API. */
+export const ResourceLifecycleSchema = Type.Object(
+  {
+    kind: ResourceKindSchema,
+    id: Type.Integer(),
+    name: Type.String(),
+    state: Type.String(),
+    isFinal: Type.Boolean({ description: 'the state is final (settled, for cloud servers and RSDBs)' }),
+    since: Type.Integer({ description: 'when the current state began' }),
+    next: Type.Optional(StepSchema),
+    settlesAt: Type.Optional(Type.Integer({ description: 'when the current schedule reaches its last step' })),
+  },
+  { additionalProperties: false },
+);
+export type ResourceLifecycle = Static<typeof ResourceLifecycleSchema>;
+
 export const CLOUD_TYPES = ['EC2', 'EC2_CHINA', 'AZURE', 'COMPUTE_ENGINE', 'RACKSPACE_OPENSTACK'] as const;
 export const CloudTypeSchema = literals(CLOUD_TYPES);
 export type CloudType = (typeof CLOUD_TYPES)[number];
@@ -21,6 +44,12 @@ export const FINAL_GRID_STATES: ReadonlySet<GridState> = new Set<GridState>([
   'LOADED', 'ALLOCATED_WITH_FAILURES', 'ALLOCATE_FAILED', 'CHECKED', 'CHECKED_WITH_FAILURES', 'CANCELLED',
   'TERMINATED', 'TERMINATED_WITH_FAILURES',
 ]);
+
+/**
+ * States in which terminating a grid or a test environment is a no-op answered 202, so that
+ * a test's teardown never fails (the dashboard greys its Terminate button in them).
+ */
+export const NO_TEARDOWN_STATES = ['LOADED', 'TERMINATED', 'TERMINATED_WITH_FAILURES', 'CANCELLED', 'TERMINATING', 'CANCELLING'] as const satisfies ReadonlyArray<GridState & EnvironmentState>;
 
 export const GRID_START_OUTCOMES = [
   'CHECKED', 'ALLOCATE_FAILED', 'ALLOCATED_WITH_FAILURES', 'CHECKED_WITH_FAILURES', 'CHECKED_AND_DEPLOYING', 'CHECKED_AND_TERMINATING',
@@ -56,6 +85,8 @@ export const ENVIRONMENT_START_OUTCOMES = [
   'RUNNING', 'ERROR_BUILD_MISMATCH', 'VOLUME_NOT_FORMATTED', 'VOLUME_NOT_AVAILABLE', 'PROCESS_FAILED', 'EXTERNALLY_TERMINATED',
 ] as const;
 export type EnvironmentStartOutcome = (typeof ENVIRONMENT_START_OUTCOMES)[number];
+/** An RSDB has a single start outcome. */
+export const RSDB_START_OUTCOMES = ['ALLOCATED_DATABASE'] as const;
 
 // ---------------------------------------------------------------------------------------
 // Runtime records shared by the fixtures (seed) and the exported state

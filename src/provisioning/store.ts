@@ -1,6 +1,6 @@
 import type { Clock } from '../core/clock.js';
 import type { SectionSnapshot } from '../core/snapshot.js';
-import { badRequest } from '../http/errors.js';
+import { invalid } from '../core/errors.js';
 import { EnvironmentStore, ownEnvironment } from './environments.js';
 import { GridStore, ownGrid, ownServer } from './grids.js';
 import { LIFECYCLE_TABLES } from './lifecycles.js';
@@ -27,9 +27,6 @@ export interface ProvisioningSections {
 }
 export type { ResourceKind, ResourceLifecycle } from './resources.js';
 
-/** The kinds in the order the lifecycle listing gives them. */
-const KINDS: readonly ResourceKind[] = ['grid', 'cloudServer', 'rsdb', 'environment'];
-
 /**
  * Grids, cloud servers, RSDBs and test environments: one entry point over the store of each
  * resource (grids.ts, rsdbs.ts, environments.ts). Works on records in the fixture format, so
@@ -42,6 +39,7 @@ export class ProvisioningStore {
   private readonly grids: GridStore;
   private readonly rsdbs: RsdbStore;
   private readonly environments: EnvironmentStore;
+  /** By kind, in the order the lifecycle listing gives them. */
   private readonly schedules: Readonly<Record<ResourceKind, ScheduleReader>>;
   /**
    * The record lists of the snapshots still being written out (see snapshot()): they hold
@@ -66,7 +64,7 @@ export class ProvisioningStore {
     this.rsdbs = new RsdbStore(state.rsdbs, clock, timeScale, loadedAt);
     this.environments = new EnvironmentStore(state.environments, clock, timeScale, loadedAt);
     this.schedules = {
-      grid: this.grids.gridSchedules,
+      grid: this.grids.schedules,
       cloudServer: this.grids.serverSchedules,
       rsdb: this.rsdbs.schedules,
       environment: this.environments.schedules,
@@ -213,14 +211,14 @@ export class ProvisioningStore {
       case 'rsdb':
         return this.rsdbs.setNextStartOutcome(id, outcome);
       default:
-        throw badRequest(`unknown resource kind '${kind}': use grid, environment or rsdb`);
+        throw invalid(`unknown resource kind '${kind}': use grid, environment or rsdb`);
     }
   }
 
   /** Every lifecycle table, and where every resource is in its own. */
   lifecycles(): { tables: typeof LIFECYCLE_TABLES; resources: ResourceLifecycle[] } {
     const now = this.clock.now();
-    return { tables: LIFECYCLE_TABLES, resources: KINDS.flatMap((kind) => this.schedules[kind].list(now)) };
+    return { tables: LIFECYCLE_TABLES, resources: Object.values(this.schedules).flatMap((schedules) => schedules.list(now)) };
   }
 
   /** Where one resource is in its lifecycle (its entry in lifecycles()); undefined when there is none. */
@@ -240,8 +238,8 @@ export class ProvisioningStore {
   nextTransitionAt(): number | undefined {
     const now = this.clock.now();
     let earliest: number | undefined;
-    for (const kind of KINDS) {
-      const next = this.schedules[kind].nextTransitionAfter(now);
+    for (const schedules of Object.values(this.schedules)) {
+      const next = schedules.nextTransitionAfter(now);
       if (next !== undefined && (earliest === undefined || next < earliest)) earliest = next;
     }
     return earliest;

@@ -1,19 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { MAX_MATCHED_PATH_LENGTH, MAX_PATH_PATTERN_LENGTH } from '../core/path-patterns.js';
 
 /**
  * The fault rules' schemas: what the control API accepts and answers, and what the world's
  * FaultStore keeps. Here, beside the store, so that the world needs nothing from the HTTP face.
  */
-
-/** Longer path patterns are refused: a real one names a route, it does not spell out a book. */
-export const MAX_PATH_PATTERN_LENGTH = 512;
-
-/**
- * Paths longer than this are matched by no rule. No path of the emulated interfaces comes
- * near it (a path segment is at most 100 characters); the bound is what keeps the work of
- * matching every rule against one request small (see MAX_REGEX_PROGRAM_SIZE).
- */
-export const MAX_MATCHED_PATH_LENGTH = 1024;
 
 const FaultIdSchema = Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'letters, digits, _ . -' });
 

@@ -1,5 +1,6 @@
 import type { JournalMatcher, JournalQuery, JournalRecord } from './journal-schemas.js';
-import { FaultRuleError, compileGlob, type PathMatcher } from './faults.js';
+import { DomainError } from '../core/errors.js';
+import { compileGlob, type PathMatcher } from '../core/path-patterns.js';
 
 /** Request headers as Node hands them over. */
 export type RequestHeaders = Record<string, string | string[] | undefined>;
@@ -17,10 +18,10 @@ export const GLOB_WORK_BUDGET = 50_000_000;
 /** Deepest `bodyJson` a matcher may give. */
 export const MAX_BODY_JSON_DEPTH = 64;
 
-/** Why a matcher cannot be used; the route answers it as a 400. */
-export class JournalMatchError extends Error {
+/** Why a matcher cannot be used: an `invalid` DomainError, answered as a 400. */
+export class JournalMatchError extends DomainError {
   constructor(message: string) {
-    super(message);
+    super('invalid', message);
     this.name = 'JournalMatchError';
   }
 }
@@ -685,7 +686,7 @@ function globMatcherOf(glob: string): PathMatcher {
   try {
     return compileGlob(glob);
   } catch (err) {
-    if (err instanceof FaultRuleError) throw new JournalMatchError(err.message);
+    if (err instanceof DomainError) throw new JournalMatchError(err.message);
     throw err;
   }
 }

@@ -1,4 +1,6 @@
+import type { SANDBOX_MODES } from '../config.js';
 import { type DomainError, invalid, missing, unavailable } from '../core/errors.js';
+import type { SandboxSummary } from './sandbox-schemas.js';
 import type { State } from './state.js';
 import type { World } from './world.js';
 
@@ -11,16 +13,9 @@ export const SANDBOX_NAME_RULE = '1 to 64 characters of A-Z, a-z, 0-9, _ and -';
  * - `explicit`: only PUT /_emulator/sandboxes/<name> creates one.
  * - `off`: no sandboxes; the prefix is not served.
  */
-export type SandboxMode = 'auto' | 'explicit' | 'off';
+export type SandboxMode = (typeof SANDBOX_MODES)[number];
 
-export interface SandboxSummary {
-  name: string;
-  /** Real time (epoch ms) the sandbox was created. */
-  createdAt: number;
-  /** Real time (epoch ms) of the last request to it. */
-  lastUsedAt: number;
-  counts: Record<string, number>;
-}
+export type { SandboxSummary };
 
 interface Sandbox {
   world: World;

@@ -165,7 +165,7 @@ describe('errors', () => {
     expect((await post('/off/fire')).statusCode).toBe(204);
     store().setEnabled('off', false);
     expect((await post('/off/clear')).statusCode).toBe(409);
-    expect(() => store().setEnabled('nope', true)).toThrow(expect.objectContaining({ statusCode: 404 }));
+    expect(() => store().setEnabled('nope', true)).toThrow(expect.objectContaining({ kind: 'not-found', message: "alert 'nope' does not exist" }));
   });
 
   it('400 for invalid JSON, a non-JSON body and bad body fields; nothing is recorded', async () => {

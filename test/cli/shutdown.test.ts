@@ -13,7 +13,7 @@ import { ShutdownError, closeForExit } from '../../src/cli/serve.js';
 /**
  * Shutdown: whatever requests are still in flight, the state file is written before the
  * process exits, and the exit code says whether that worked. In-process for closeForExit
- * itself, then end to end on the built server (`npm run build` runs once, first).
+ * itself, then end to end on the built server (built first when dist/ is older than a source).
  */
 
 const { ANNOTATIONS, CLOUD } = PATHS;
@@ -157,7 +157,8 @@ async function terminate(server: Server) {
 
 describe('the process on SIGTERM', () => {
   beforeAll(async () => {
-    await promisify(execFile)('npm', ['run', '-s', 'build'], { cwd: ROOT });
+    // Builds only when a source is newer than dist/ (CI builds just before the tests).
+    await promisify(execFile)(process.execPath, [join(ROOT, 'scripts', 'build.mjs'), '--if-stale'], { cwd: ROOT });
   }, 180_000);
   afterAll(() => {
     for (const s of servers) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');

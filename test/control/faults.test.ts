@@ -8,14 +8,14 @@ import { replayable } from '../helpers/property.js';
 import {
   MAX_MATCHED_PATH_LENGTH,
   MAX_REGEX_PROGRAM_SIZE,
-  MAX_RULES,
   MAX_GLOB_STARS,
   MAX_WILDCARD_PART_LENGTH,
   compileGlob,
   compilePathPattern,
   compileRegex,
   RegexSet,
-} from '../../src/world/faults.js';
+} from '../../src/core/path-patterns.js';
+import { MAX_RULES } from '../../src/world/faults.js';
 
 const OBJECTS = '/concerto/services/rest/RepositoryService/v1/Objects/grid';
 

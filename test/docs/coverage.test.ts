@@ -73,7 +73,12 @@ const MESSAGE_ARGUMENT: Record<string, number> = {
   unauthorized: 0,
   sendError: 2,
   ApiError: 1,
-  FaultRuleError: 1,
+  invalid: 0,
+  missing: 0,
+  conflicting: 0,
+  unavailable: 0,
+  DomainError: 1,
+  JournalMatchError: 0,
   UsageError: 0,
 };
 

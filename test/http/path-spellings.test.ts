@@ -15,7 +15,24 @@ import { template } from '../provisioning/seed.js';
  * ADMIN_TOKEN: no spelling reaches a handler without its credential.
  */
 
-const PER_OPERATION = Number(process.env.PATH_CORPUS_PER_OPERATION ?? 60);
+/**
+ * Spellings tried per operation: a sample of the whole corpus (`npm run soak` sends all of it,
+ * its `paths` part). The corpus deals its families out in rounds, so its first 8 spellings
+ * hold one of each family; the rest of the sample is spread evenly over the remainder, so
+ * escapes and flips deep in the path are tried too. PATH_CORPUS_PER_OPERATION=200 runs all.
+ */
+const PER_OPERATION = Number(process.env.PATH_CORPUS_PER_OPERATION ?? 24);
+const FULL_CORPUS = 200;
+
+function sampled(path: string): string[] {
+  const all = spellings(path, FULL_CORPUS);
+  if (PER_OPERATION >= all.length) return all;
+  const head = all.slice(0, Math.min(8, PER_OPERATION));
+  const rest = all.slice(head.length);
+  const more = PER_OPERATION - head.length;
+  return [...head, ...Array.from({ length: more }, (_, i) => rest[Math.floor((i * rest.length) / more)])];
+}
+
 const ADMIN = 'admin-secret';
 
 const seed = (): State =>
@@ -85,7 +102,7 @@ async function attack(config: Partial<Config>, credential: Record<string, string
   const before = world().exportState();
   let requests = 0;
   for (const { method, path } of operations) {
-    for (const target of spellings(`${prefix}${path}`, PER_OPERATION)) {
+    for (const target of sampled(`${prefix}${path}`)) {
       const body = method === 'POST' || method === 'PUT' || method === 'PATCH' ? '{}' : undefined;
       const res = await raw(port, method, target, {}, body);
       requests++;
@@ -96,20 +113,24 @@ async function attack(config: Partial<Config>, credential: Record<string, string
   }
   // Nothing was started, changed or deleted by any of them.
   expect(world().exportState()).toEqual(before);
-  expect(requests).toBeGreaterThan(operations.length * 20);
+  expect(requests).toBeGreaterThanOrEqual(operations.length * Math.min(PER_OPERATION, 20));
 
   // The same corpus with the credential does reach the handlers: the refusals above were the
   // guard's, not spellings that route nowhere.
   let routed = 0;
   for (const { method, path } of operations) {
-    for (const target of spellings(`${prefix}${path}`, PER_OPERATION)) {
+    for (const target of sampled(`${prefix}${path}`)) {
       const before = reached.length;
       await raw(port, method, target, credential, method === 'GET' || method === 'DELETE' ? undefined : '{}');
-      if (reached.length > before) routed++;
-      world().reset();
+      // Only a request that reached a handler can have changed the world.
+      if (reached.length > before) {
+        routed++;
+        world().reset();
+      }
     }
   }
-  expect(routed).toBeGreaterThan(requests / 4);
+  // (Many spellings route nowhere at all: a flipped case, an encoded '/'.)
+  expect(routed).toBeGreaterThan(requests / 6);
 }
 
 describe('no spelling of a protected path reaches a handler without its credential', () => {

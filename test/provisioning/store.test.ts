@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { T0, makeApp, type TestApp } from '../helpers/app.js';
-import { ApiError } from '../../src/http/errors.js';
+import { DomainError } from '../../src/core/errors.js';
+import { STATUS_OF } from '../../src/http/errors.js';
 import { parseState, type State } from '../../src/world/state.js';
 import type { ProvisioningStore } from '../../src/provisioning/store.js';
 import { ENV_DURATIONS as E, GRID_DURATIONS as D, RSDB_DURATIONS as R, act, environment, get, grid, rsdb, seed } from './seed.js';
@@ -20,15 +21,15 @@ async function open(parts: Partial<State>, config: Parameters<typeof makeApp>[1]
   ({ app, clock } = await makeApp(seed(parts), config));
 }
 
-/** Runs `fn` and returns the ApiError it throws. */
-function apiError(fn: () => unknown): ApiError {
+/** Runs `fn` and returns the DomainError it throws, with the status it is answered with. */
+function apiError(fn: () => unknown): { statusCode: number; message: string } {
   try {
     fn();
   } catch (err) {
-    expect(err).toBeInstanceOf(ApiError);
-    return err as ApiError;
+    expect(err).toBeInstanceOf(DomainError);
+    return { statusCode: STATUS_OF[(err as DomainError).kind], message: (err as DomainError).message };
   }
-  throw new Error('expected an ApiError');
+  throw new Error('expected a DomainError');
 }
 
 describe('TIME_SCALE', () => {

@@ -75,6 +75,7 @@ export async function readChangedResources() {
   if (failure) throw failure.reason;
 }
 
+// NO_TEARDOWN_STATES of src/provisioning/schemas.ts (test/ui/facts.test.ts holds this copy to it).
 const NO_TEARDOWN = new Set(['LOADED', 'TERMINATED', 'TERMINATED_WITH_FAILURES', 'CANCELLED', 'TERMINATING', 'CANCELLING']);
 
 const badge = (state, isFinal) => h('span', { class: `badge fam-${family(state, isFinal)}` }, state);
