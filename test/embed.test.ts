@@ -118,8 +118,11 @@ describe('startEmulator', () => {
       });
       request.on('error', reject);
     });
+    // Closed once the server has the request's headers (not after a fixed wait, which a busy
+    // machine can outlast before the connection is even accepted).
+    const seen = new Promise((r) => emu!.app.server.once('request', r));
     request.write(body.slice(0, 10));
-    await new Promise((r) => setTimeout(r, 50));
+    await seen;
     const closing = emu.close();
     emu = undefined;
     await new Promise((r) => setTimeout(r, 50));
