@@ -83,6 +83,18 @@ export class AuthStore {
     return { token, userName: user.userName, tenant: user.tenant };
   }
 
+  /**
+   * The session of an API token sent as `Authorization: Bearer`: the user's, for this
+   * request only (no session token is made); undefined for an unknown API token.
+   */
+  useApiToken(apiToken: string): Session | undefined {
+    if (!apiToken) return undefined;
+    for (const user of this.users.values()) {
+      if (user.apiToken !== undefined && user.apiToken === apiToken) return { token: `apiToken:${user.userName}`, userName: user.userName, tenant: user.tenant };
+    }
+    return undefined;
+  }
+
   exportUsers(): UserSeed[] {
     return [...this.users.values()];
   }

@@ -36,6 +36,7 @@ export function emptyState(): State {
 const keyOf: Record<SectionName, (item: never) => string | number> = {
   users: (u: { userName: string }) => u.userName,
   tokens: (t: { token: string }) => t.token,
+  objects: (o: { type: string; id: number }) => `${o.type}:${o.id}`,
   grids: (g: { id: number }) => g.id,
   cloudServers: (c: { id: number }) => c.id,
   rsdbs: (r: { id: number }) => r.id,
