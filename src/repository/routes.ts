@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ApiError, ErrorBodySchema, badRequest, installErrorHandling } from '../http/errors.js';
+import { ApiError, ErrorBodySchema, badRequest, installErrorHandling, unauthorized } from '../http/errors.js';
 import { installBodyRules } from '../http/bodies.js';
 import { noContent, parseId, type StoreOf } from '../http/routing.js';
 import type { AuthStore } from './store.js';
@@ -63,7 +63,7 @@ const ObjectParamsSchema = Type.Object({ type: Type.String({ description: 'objec
 
 /** The tenant of the request's session (the guard has set one on every Objects path). */
 function tenantOf(request: FastifyRequest): string {
-  if (!request.session) throw new ApiError(401, 'the security token is missing or invalid');
+  if (!request.session) throw unauthorized();
   return request.session.tenant;
 }
 
@@ -153,7 +153,13 @@ export const repositoryRoutes: FastifyPluginAsyncTypebox<RepositoryOptions> = as
           'Every query parameter but includeDetails is a filter: name= matches the name, any other the attribute of that name. ' +
           'A filter no object matches gives an empty list.',
         params: TypeParamsSchema,
-        querystring: Type.Record(Type.String(), repeatable({ description: 'a filter (repeated: the first value counts)' })),
+        querystring: Type.Object(
+          {
+            name: Type.Optional(repeatable({ description: 'exact name (repeated: the first value counts)' })),
+            includeDetails: Type.Optional(repeatable({ description: 'false: leave the body out' })),
+          },
+          { additionalProperties: repeatable({ description: 'any other parameter: the attribute of that name must have this value' }) },
+        ),
         response: { 200: ObjectsResponseSchema, ...errors },
       },
     },
