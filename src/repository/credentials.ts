@@ -25,7 +25,7 @@ export function sessionOf(request: FastifyRequest, auth: AuthStore): Session | s
   } else {
     const authorization = request.headers.authorization;
     const bearer = typeof authorization === 'string' ? BEARER.exec(authorization)?.[1] : undefined;
-    if (bearer === undefined || !BEARER_AREAS.has((request.area as { prefix: string } | null)?.prefix ?? '')) return 'the X-Auth-Token header is missing';
+    if (bearer === undefined || !BEARER_AREAS.has(request.area?.prefix ?? '')) return 'the X-Auth-Token header is missing';
     session = auth.useApiToken(bearer);
     if (!session) return 'the API token in the Authorization header is invalid';
   }

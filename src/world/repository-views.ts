@@ -134,7 +134,13 @@ export function alertViews(store: () => AlertStore): ViewProviders {
         yield {
           id: alertObjectId(a.uid),
           name: a.name,
-          attributes: attrs({ uid: a.uid, enabled: a.enabled, state: a.state }),
+          // The three times as mPulseAPI.jl parses them (with a numeric zone), null while there is none.
+          attributes: [
+            ...attrs({ uid: a.uid, enabled: a.enabled, state: a.state }),
+            { name: 'lastCleared', value: zoned(a.lastCleared) },
+            { name: 'lastTriggered', value: zoned(a.lastTriggered) },
+            { name: 'lastUpdated', value: zoned(a.lastUpdated) },
+          ],
           body: `<Alert><Subject>${xml(a.subject ?? a.name)}</Subject></Alert>`,
           refuseDelete: () => 'the alerts interface owns alert objects; they are made and removed with the fixtures',
         } satisfies ViewObject;
@@ -169,6 +175,11 @@ export function userViews(users: () => readonly UserSeed[]): ViewProviders {
       }
     },
   };
+}
+
+/** `2026-11-22T09:00:00.000+0000`: ISO-8601 with the zone as digits. */
+function zoned(ms: number | undefined): string | null {
+  return ms === undefined ? null : new Date(ms).toISOString().replace('Z', '+0000');
 }
 
 function xml(text: string): string {

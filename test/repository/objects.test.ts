@@ -277,6 +277,17 @@ describe('update and delete refusals', () => {
     ({ app } = await makeDemoApp());
     const alerts: Obj[] = (await app.inject({ url: `${REPO}/Objects/alert?uid=demo-alert`, headers: DEMO })).json().objects;
     expect(alerts.map((a) => a.name)).toEqual(['Demo alert']);
+    // The times mPulseAPI.jl reads from every alert: null until the first fire.
+    expect(alerts[0].attributes.filter((a) => a.name.startsWith('last'))).toEqual([
+      { name: 'lastCleared', value: null },
+      { name: 'lastTriggered', value: null },
+      { name: 'lastUpdated', value: null },
+    ]);
+    const fire = await app.inject({ method: 'POST', url: `${PATHS.ALERTS}/demo-alert/fire` });
+    expect(fire.statusCode).toBe(204);
+    const fired: Obj = (await app.inject({ url: `${REPO}/Objects/alert/${alerts[0].id}`, headers: DEMO })).json();
+    expect(attr(fired, 'lastTriggered')).toBe('2026-11-22T09:00:00.000+0000');
+    expect(attr(fired, 'state')).toBe('firing');
     const users: Obj[] = (await app.inject({ url: `${REPO}/Objects/user`, headers: DEMO })).json().objects;
     expect(users.map((u) => u.name)).toEqual(['demo@example.com', 'john.smith@example.com']);
     expect(users.every((u) => u.attributes.every((a) => a.name !== 'password'))).toBe(true);
@@ -349,5 +360,20 @@ describe('stored objects are state', () => {
     // A new id after the import is past every imported one.
     const next = await app.inject({ method: 'PUT', url: `${REPO}/Objects`, headers: { ...DEMO, ...JSON_TYPE }, payload: '{"type":"boomerang","name":"b3"}' });
     expect(next.json().id).toBe(id + 1);
+  });
+});
+
+describe('objects in fixtures', () => {
+  it('refuses an entry for an owned object that does not exist, and a name twice in a type and tenant', async () => {
+    const { parseState } = await import('../../src/world/state.js');
+    const licence = { type: 'license', name: 'L', attributes: [] };
+    expect(() => parseState({ objects: [{ id: 1, type: 'domain', name: 'd' }] }, 'seed')).toThrow('seed: $.objects[0]: no domain 1 for this domain object to add to');
+    expect(() => parseState({ objects: [{ id: 1, ...licence }, { id: 2, ...licence }] }, 'seed')).toThrow(
+      "seed: $.objects[1].name: another license of tenant 'Default' is named 'L'",
+    );
+    expect(() => parseState({ objects: [{ id: 1, ...licence }, { id: 1, ...licence, name: 'M' }] }, 'seed')).toThrow('duplicate objects entry "license:1"');
+    // The same name in another tenant, or the same id in another type, is fine.
+    const ok = parseState({ objects: [{ id: 1, ...licence }, { id: 2, ...licence, tenant: 'ACME' }, { id: 1, type: 'boomerang', name: 'L' }] }, 'seed');
+    expect(ok.objects).toHaveLength(3);
   });
 });
