@@ -34,8 +34,13 @@ export interface ViewObject {
   readonly refuseDelete?: () => string;
 }
 
-/** Lists the objects of one type that a store owns. The compositions and results interfaces plug in here too. */
-export type ViewProvider = () => Iterable<ViewObject>;
+/**
+ * Lists the objects of one type that a store owns, as `tenant` sees them (an object with a
+ * `tenant` of its own is shown to that tenant only, whatever the provider yields). A type
+ * with a provider is a view; a type without one is stored here. The compositions and results
+ * interfaces fill `composition` and `result` by adding a provider each (world/repository-views.ts).
+ */
+export type ViewProvider = (tenant: string) => Iterable<ViewObject>;
 export type ViewProviders = Partial<Record<ObjectType, ViewProvider>>;
 
 /** What a list asks for: the name and each attribute must equal the value given. */
@@ -160,7 +165,7 @@ export class ObjectStore {
     const known = this.knownType(type);
     const current = this.find(known, id, tenant);
     const attributes = body.attributes ? normalise(body.attributes) : undefined;
-    const view = this.views[known] ? this.viewOf(known, id) : undefined;
+    const view = this.views[known] ? this.viewOf(known, id, tenant) : undefined;
     if (view) {
       if (view.readOnly) throw conflicting(`${type} ${id} cannot be changed through the repository: it is the ${type} of a log-in user, set in the fixtures`);
       if (body.name !== undefined && body.name !== view.name) {
@@ -207,7 +212,7 @@ export class ObjectStore {
   delete(type: string, id: number, tenant: string): void {
     const known = this.knownType(type);
     this.find(known, id, tenant);
-    const view = this.views[known] ? this.viewOf(known, id) : undefined;
+    const view = this.views[known] ? this.viewOf(known, id, tenant) : undefined;
     if (view) {
       const why = view.refuseDelete?.() ?? `${type} objects are removed through the interface that owns them (or the fixtures), not the repository`;
       throw conflicting(`${type} ${id} cannot be deleted: ${why}`);
@@ -273,8 +278,8 @@ export class ObjectStore {
     return type as ObjectType;
   }
 
-  private viewOf(type: ObjectType, id: number): ViewObject | undefined {
-    for (const v of this.views[type]?.() ?? []) if (v.id === id) return v;
+  private viewOf(type: ObjectType, id: number, tenant: string): ViewObject | undefined {
+    for (const v of this.views[type]?.(tenant) ?? []) if (v.id === id) return v;
     return undefined;
   }
 
@@ -286,7 +291,7 @@ export class ObjectStore {
       for (const e of entries?.values() ?? []) if (e.object.tenant === tenant) yield { ...e.object, readOnly: false };
       return;
     }
-    for (const v of provider()) {
+    for (const v of provider(tenant)) {
       if (v.tenant !== undefined && v.tenant !== tenant) continue;
       const extra = entries?.get(v.id)?.object;
       yield {
@@ -312,7 +317,7 @@ export class ObjectStore {
 
   /** The id of a tenant's `tenant` object, or one derived from its name when it has none. */
   private tenantId(tenant: string): number {
-    for (const t of this.views.tenant?.() ?? this.stored.get('tenant')?.values() ?? []) {
+    for (const t of this.views.tenant?.(tenant) ?? this.stored.get('tenant')?.values() ?? []) {
       const object = 'object' in t ? t.object : t;
       if (object.name === tenant) return object.id;
     }
