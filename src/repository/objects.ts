@@ -72,15 +72,24 @@ function normalise(attributes: readonly AttributeIn[]): Attribute[] {
   });
 }
 
-/** `into` with each of `changes` replacing the attribute of its name, or added after the others. */
+/** `into` with each of `changes` replacing the attribute of its name, or added after the others (one pass each). */
 function merge(into: readonly Attribute[], changes: readonly Attribute[]): Attribute[] {
   const out = into.map((a) => ({ ...a }));
+  const at = new Map(out.map((a, i) => [a.name, i]));
   for (const change of changes) {
-    const i = out.findIndex((a) => a.name === change.name);
-    if (i >= 0) out[i] = change;
-    else out.push(change);
+    const i = at.get(change.name);
+    if (i !== undefined) out[i] = { ...change };
+    else at.set(change.name, out.push({ ...change }) - 1);
   }
   return out;
+}
+
+/** Whether every filter holds: one pass over the object's attributes, one over the filters. */
+function matches(object: { name: string; attributes: readonly Attribute[] }, filter: ObjectFilter): boolean {
+  if (filter.name !== undefined && object.name !== filter.name) return false;
+  if (filter.attributes.length === 0) return true;
+  const values = new Map(object.attributes.map((a) => [a.name, a.value]));
+  return filter.attributes.every(([name, value]) => values.has(name) && values.get(name) === value);
 }
 
 /**
@@ -123,8 +132,7 @@ export class ObjectStore {
     const out: RepositoryObject[] = [];
     const tenantId = this.tenantId(tenant);
     for (const object of this.visible(this.knownType(type), tenant)) {
-      if (filter.name !== undefined && object.name !== filter.name) continue;
-      if (!filter.attributes.every(([name, value]) => object.attributes.some((a) => a.name === name && a.value === value))) continue;
+      if (!matches(object, filter)) continue;
       out.push(this.render(type, object, tenantId, details));
     }
     return out;
@@ -294,6 +302,7 @@ export class ObjectStore {
     for (const v of provider(tenant)) {
       if (v.tenant !== undefined && v.tenant !== tenant) continue;
       const extra = entries?.get(v.id)?.object;
+      const owned = new Set(v.attributes.map((a) => a.name));
       yield {
         id: v.id,
         type,
@@ -301,7 +310,8 @@ export class ObjectStore {
         tenant: v.tenant ?? tenant,
         description: extra?.description ?? '',
         schemaVersion: extra?.schemaVersion ?? '1.0',
-        attributes: merge(v.attributes, extra?.attributes.filter((a) => !v.attributes.some((o) => o.name === a.name)) ?? []),
+        // What is stored beside a view never overrides the owner's attributes.
+        attributes: [...v.attributes.map((a) => ({ ...a })), ...(extra?.attributes.filter((a) => !owned.has(a.name)).map((a) => ({ ...a })) ?? [])],
         body: extra?.body || v.body || '',
         created: extra?.created ?? this.builtAt,
         lastModified: extra?.lastModified ?? this.builtAt,
@@ -311,6 +321,12 @@ export class ObjectStore {
   }
 
   private find(type: ObjectType, id: number, tenant: string): StoredObject & { readOnly: boolean } {
+    if (!this.views[type]) {
+      // Stored objects are found by id directly.
+      const object = this.stored.get(type)?.get(id)?.object;
+      if (object && object.tenant === tenant) return { ...object, readOnly: false };
+      throw missing(`no ${type} object with id ${id}`);
+    }
     for (const object of this.visible(type, tenant)) if (object.id === id) return object;
     throw missing(`no ${type} object with id ${id}`);
   }

@@ -95,6 +95,11 @@ const DERIVED_OBJECT_TYPES = new Set(['alert', 'user', 'tenant']);
 function objectProblems(state: State, keys: Keys, problem: (text: () => string) => void): void {
   const names = new Set<string>();
   state.objects.forEach((o, i) => {
+    const attributeNames = new Set<string>();
+    o.attributes.forEach((a, j) => {
+      if (attributeNames.has(a.name)) problem(() => `$.objects[${i}].attributes[${j}]: attribute '${a.name}' is given twice`);
+      attributeNames.add(a.name);
+    });
     const section = OWNED_OBJECT_SECTIONS[o.type];
     if (section) {
       if (!keys[section].has(o.id)) problem(() => `$.objects[${i}]: no ${section.replace(/s$/, '')} ${o.id} for this ${o.type} object to add to`);

@@ -372,6 +372,9 @@ describe('objects in fixtures', () => {
       "seed: $.objects[1].name: another license of tenant 'Default' is named 'L'",
     );
     expect(() => parseState({ objects: [{ id: 1, ...licence }, { id: 1, ...licence, name: 'M' }] }, 'seed')).toThrow('duplicate objects entry "license:1"');
+    expect(() => parseState({ objects: [{ id: 1, ...licence, attributes: [{ name: 'k', value: '1' }, { name: 'k', value: '2' }] }] }, 'seed')).toThrow(
+      "seed: $.objects[0].attributes[1]: attribute 'k' is given twice",
+    );
     // The same name in another tenant, or the same id in another type, is fine.
     const ok = parseState({ objects: [{ id: 1, ...licence }, { id: 2, ...licence, tenant: 'ACME' }, { id: 1, type: 'boomerang', name: 'L' }] }, 'seed');
     expect(ok.objects).toHaveLength(3);
