@@ -61,6 +61,7 @@ const FULL: Permissions = { read: true, write: true, use: true, fullControl: tru
 const READ_ONLY: Permissions = { read: true, write: false, use: true, fullControl: false };
 
 const sizeOf = (object: StoredObject) => JSON.stringify(object).length;
+const nameKey = ({ type, tenant, name }: { type: string; tenant: string; name: string }) => JSON.stringify([type, tenant, name]);
 
 /** The attribute values as the service keeps them: text, whatever JSON type they came as. */
 function normalise(attributes: readonly AttributeIn[]): Attribute[] {
@@ -88,7 +89,10 @@ function merge(into: readonly Attribute[], changes: readonly Attribute[]): Attri
 function matches(object: { name: string; attributes: readonly Attribute[] }, filter: ObjectFilter): boolean {
   if (filter.name !== undefined && object.name !== filter.name) return false;
   if (filter.attributes.length === 0) return true;
-  const values = new Map(object.attributes.map((a) => [a.name, a.value]));
+  const { attributes } = object;
+  // A handful of attributes is scanned; many are looked up once indexed.
+  if (attributes.length <= 16) return filter.attributes.every(([name, value]) => attributes.some((a) => a.name === name && a.value === value));
+  const values = new Map(attributes.map((a) => [a.name, a.value]));
   return filter.attributes.every(([name, value]) => values.has(name) && values.get(name) === value);
 }
 
@@ -102,6 +106,8 @@ function matches(object: { name: string; attributes: readonly Attribute[] }, fil
 export class ObjectStore {
   /** Stored objects by type, then id: whole objects, and the additions to views. */
   private readonly stored = new Map<string, Map<number, Entry>>();
+  /** Ids of stored objects by type, tenant and name (views are named by their owners). */
+  private readonly names = new Map<string, number>();
   private nextId = 1;
   private bytes = 0;
   /** When the store was built: the created time of views that have nothing stored. */
@@ -229,6 +235,7 @@ export class ObjectStore {
     const entry = entries?.get(id);
     if (entries && entry) {
       entries.delete(id);
+      this.names.delete(nameKey(entry.object));
       this.bytes -= entry.bytes;
     }
   }
@@ -264,6 +271,8 @@ export class ObjectStore {
     let entries = this.stored.get(object.type);
     if (!entries) this.stored.set(object.type, (entries = new Map()));
     const old = entries.get(object.id);
+    if (old) this.names.delete(nameKey(old.object));
+    this.names.set(nameKey(object), object.id);
     const bytes = sizeOf(object);
     this.bytes += bytes - (old?.bytes ?? 0);
     entries.set(object.id, { object, bytes });
@@ -276,9 +285,8 @@ export class ObjectStore {
   }
 
   private checkNameFree(type: string, name: string, tenant: string): void {
-    for (const e of this.stored.get(type)?.values() ?? []) {
-      if (e.object.tenant === tenant && e.object.name === name) throw conflicting(`a ${type} named '${name}' already exists (id ${e.object.id})`);
-    }
+    const id = this.names.get(nameKey({ type, tenant, name }));
+    if (id !== undefined) throw conflicting(`a ${type} named '${name}' already exists (id ${id})`);
   }
 
   private knownType(type: string): ObjectType {
@@ -292,11 +300,11 @@ export class ObjectStore {
   }
 
   /** The objects of a type that `tenant` sees, views merged with what is stored for them. */
-  private *visible(type: ObjectType, tenant: string): Generator<StoredObject & { readOnly: boolean }> {
+  private *visible(type: ObjectType, tenant: string): Generator<StoredObject & { readOnly?: boolean }> {
     const provider = this.views[type];
     const entries = this.stored.get(type);
     if (!provider) {
-      for (const e of entries?.values() ?? []) if (e.object.tenant === tenant) yield { ...e.object, readOnly: false };
+      for (const e of entries?.values() ?? []) if (e.object.tenant === tenant) yield e.object;
       return;
     }
     for (const v of provider(tenant)) {
@@ -320,11 +328,11 @@ export class ObjectStore {
     }
   }
 
-  private find(type: ObjectType, id: number, tenant: string): StoredObject & { readOnly: boolean } {
+  private find(type: ObjectType, id: number, tenant: string): StoredObject & { readOnly?: boolean } {
     if (!this.views[type]) {
       // Stored objects are found by id directly.
       const object = this.stored.get(type)?.get(id)?.object;
-      if (object && object.tenant === tenant) return { ...object, readOnly: false };
+      if (object && object.tenant === tenant) return object;
       throw missing(`no ${type} object with id ${id}`);
     }
     for (const object of this.visible(type, tenant)) if (object.id === id) return object;
