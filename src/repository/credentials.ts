@@ -30,8 +30,9 @@ export function sessionOf(request: FastifyRequest, auth: AuthStore): Session | s
     if (!session) return 'the API token in the Authorization header is invalid';
   }
   const tenant = request.headers['x-tenant-name'];
-  if (tenant !== undefined && tenant !== '' && tenant !== session.tenant) {
+  if (tenant === undefined || tenant === '') return session;
+  if (typeof tenant !== 'string' || !session.tenants.includes(tenant)) {
     return `the user has no access to tenant '${Array.isArray(tenant) ? tenant[0] : tenant}' (X-Tenant-Name)`;
   }
-  return session;
+  return { ...session, tenant };
 }

@@ -7,6 +7,9 @@ export const UserSeedSchema = Type.Object(
     password: Type.String({ description: 'password for the Tokens log-in call' }),
     apiToken: Type.Optional(Type.String({ minLength: 1, description: 'API token accepted by the Tokens log-in call' })),
     tenant: Type.String({ minLength: 1, default: 'Default', description: 'tenant the user belongs to' }),
+    tenants: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), { description: "further tenants the user is in: a log-in's tenant or X-Tenant-Name may pick one" }),
+    ),
     fullName: Type.Optional(Type.String()),
   },
   { additionalProperties: false },
@@ -19,6 +22,7 @@ export const TokenSeedSchema = Type.Object(
     userName: Type.String({ minLength: 1, description: 'the user this session belongs to' }),
     lastUsedAt: Type.Optional(Type.Integer({ description: 'epoch ms of the last use; absent: the moment the seed is loaded' })),
     neverExpires: Type.Boolean({ default: false, description: 'exempt from the idle timeout (handy for demo tokens)' }),
+    tenant: Type.Optional(Type.String({ minLength: 1, description: "the tenant the session was logged in to; absent: the user's own" })),
   },
   { additionalProperties: false },
 );

@@ -1,5 +1,6 @@
 import type { ViewObject, ViewProviders } from '../repository/objects.js';
 import type { UserSeed } from '../repository/schemas.js';
+import { tenantsOf } from '../repository/store.js';
 import type { ProvisioningStore } from '../provisioning/store.js';
 import type { AnnotationStore } from '../annotations/store.js';
 import { domainApiKey } from '../annotations/schemas.js';
@@ -151,16 +152,18 @@ export function alertViews(store: () => AlertStore): ViewProviders {
 
 /** Users and their tenants: ids by position (users are only ever seeded, in order). */
 export function userViews(users: () => readonly UserSeed[]): ViewProviders {
-  const tenants = () => [...new Set(users().map((u) => u.tenant))];
+  const tenants = () => [...new Set(users().flatMap(tenantsOf))];
   return {
-    user: function* () {
+    // A user in several tenants is seen in each of them.
+    user: function* (tenant) {
       let id = 0;
       for (const u of users()) {
         id++;
+        if (!tenantsOf(u).includes(tenant)) continue;
         yield {
           id,
           name: u.userName,
-          tenant: u.tenant,
+          tenant,
           readOnly: true,
           attributes: attrs({ emailAddress: u.userName, fullName: u.fullName ?? u.userName }),
           body: '<User/>',

@@ -316,6 +316,27 @@ describe('tenants and credentials', () => {
     expect(own.tenantID).toBe(tenants[0].id);
   });
 
+  it('lets a user in several tenants pick one at log-in or with X-Tenant-Name', async () => {
+    ({ app } = await makeDemoApp());
+    const john = { userName: 'john.smith@example.com', password: 's3cret!' };
+    const ids = async (headers: Record<string, string>) =>
+      (await app.inject({ url: `${REPO}/Objects/license`, headers })).json().objects.map((o: Obj) => o.id);
+    const own = await logIn(john);
+    expect(await ids({ 'x-auth-token': own })).toEqual([9001, 9002]);
+    expect(await ids({ 'x-auth-token': own, 'x-tenant-name': 'ACME' })).toEqual([9003]);
+    const acme = await logIn({ ...john, tenant: 'ACME' });
+    expect(await ids({ 'x-auth-token': acme })).toEqual([9003]);
+    expect(await ids({ 'x-auth-token': acme, 'x-tenant-name': 'Default' })).toEqual([9001, 9002]);
+    const bearer = { authorization: 'Bearer 0f6c1d2e-5b7a-4c39-9e61-2a8d4f0b7c13', 'x-tenant-name': 'ACME' };
+    expect(await ids(bearer)).toEqual([9003]);
+    // The session's tenant is state: an export keeps it.
+    expect(app.world.exportState().tokens.find((t) => t.token === acme)).toMatchObject({ tenant: 'ACME' });
+    const users: Obj[] = (await app.inject({ url: `${REPO}/Objects/user`, headers: { 'x-auth-token': acme } })).json().objects;
+    expect(users.map((u) => u.name)).toEqual(['john.smith@example.com', 'ops@acme.example']);
+    const other = await app.inject({ method: 'PUT', url: `${REPO}/Tokens`, headers: JSON_TYPE, payload: JSON.stringify({ ...john, tenant: 'Other' }) });
+    expect(other.statusCode).toBe(401);
+  });
+
   it('takes Authorization: Bearer <apiToken> with X-Tenant-Name on the repository and CloudService paths only', async () => {
     ({ app } = await makeDemoApp());
     const bearer = { authorization: 'Bearer demo-api-token', 'x-tenant-name': 'Default' };
