@@ -401,3 +401,18 @@ describe('objects in fixtures', () => {
     expect(ok.objects).toHaveLength(3);
   });
 });
+
+describe('objects in sandboxes', () => {
+  it('are kept apart: what a sandbox creates, changes or deletes, the default world and other sandboxes never see', async () => {
+    ({ app } = await makeDemoApp());
+    const w1 = `/sandbox/w1${REPO}`;
+    const put = await app.inject({ method: 'PUT', url: `${w1}/Objects`, headers: { ...DEMO, ...JSON_TYPE }, payload: '{"type":"boomerang","name":"only-in-w1"}' });
+    expect(put.statusCode).toBe(200);
+    expect((await app.inject({ method: 'DELETE', url: `${w1}/Objects/license/9002`, headers: DEMO })).statusCode).toBe(204);
+    const names = async (base: string, type: string) => (await app.inject({ url: `${base}/Objects/${type}`, headers: DEMO })).json().objects.map((o: Obj) => o.name);
+    expect(await names(w1, 'boomerang')).toEqual(['boomerang-1.737.0', 'only-in-w1']);
+    expect(await names(REPO, 'boomerang')).toEqual(['boomerang-1.737.0']);
+    expect(await names(`/sandbox/w2${REPO}`, 'boomerang')).toEqual(['boomerang-1.737.0']);
+    expect(await names(REPO, 'license')).toEqual(['CloudTest Enterprise licence', 'mPulse licence']);
+  });
+});
