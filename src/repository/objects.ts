@@ -53,15 +53,19 @@ type StoredObject = Required<Omit<ObjectSeed, 'created' | 'lastModified'>> & { c
 
 interface Entry {
   object: StoredObject;
-  /** Its size as JSON, counted against the byte limit. */
-  bytes: number;
+  /** Its size as JSON, counted against the byte limit; worked out when first needed for a seeded one. */
+  bytes?: number;
 }
+
+/** The bytes of each seed, worked out once however many resets and sandboxes build from it. */
+const seedBytes = new WeakMap<readonly ObjectSeed[], number>();
 
 const FULL: Permissions = { read: true, write: true, use: true, fullControl: true };
 const READ_ONLY: Permissions = { read: true, write: false, use: true, fullControl: false };
 
 const sizeOf = (object: StoredObject) => JSON.stringify(object).length;
-const nameKey = ({ type, tenant, name }: { type: string; tenant: string; name: string }) => JSON.stringify([type, tenant, name]);
+const nameKey = ({ type, tenant, name }: { type: string; tenant: string; name: string }) => `${type}\u0000${tenant}\u0000${name}`;
+const bytesOf = (entry: Entry) => (entry.bytes ??= sizeOf(entry.object));
 
 /** The attribute values as the service keeps them: text, whatever JSON type they came as. */
 function normalise(attributes: readonly AttributeIn[]): Attribute[] {
@@ -120,12 +124,23 @@ export class ObjectStore {
     private readonly maxBytes: number,
   ) {
     this.builtAt = clock.now();
+    // Seeded objects are shared with the seed, never changed in place (a change replaces the
+    // entry), and their sizes are counted once per seed: a reset or a sandbox costs a pass.
+    let bytes = 0;
+    const known = seedBytes.get(seed);
     for (const s of seed) {
       const created = s.created ?? this.builtAt;
-      const object: StoredObject = { ...s, attributes: s.attributes.map((a) => ({ ...a })), created, lastModified: s.lastModified ?? created };
-      this.put(object);
+      const object: StoredObject = { ...s, created, lastModified: s.lastModified ?? created };
+      let entries = this.stored.get(object.type);
+      if (!entries) this.stored.set(object.type, (entries = new Map()));
+      const size = known === undefined ? sizeOf(object) : undefined;
+      entries.set(object.id, { object, bytes: size });
+      this.names.set(nameKey(object), object.id);
+      bytes += size ?? 0;
       if (object.id >= this.nextId) this.nextId = object.id + 1;
     }
+    if (known === undefined) seedBytes.set(seed, bytes);
+    this.bytes = known ?? bytes;
   }
 
   /** The known object types. */
@@ -217,8 +232,7 @@ export class ObjectStore {
       body: body.body ?? base.body,
       lastModified: this.clock.now(),
     };
-    const bytes = sizeOf(next);
-    this.checkRoom(bytes - (entry?.bytes ?? 0));
+    this.checkRoom(sizeOf(next) - (entry ? bytesOf(entry) : 0));
     this.put(next);
   }
 
@@ -236,7 +250,7 @@ export class ObjectStore {
     if (entries && entry) {
       entries.delete(id);
       this.names.delete(nameKey(entry.object));
-      this.bytes -= entry.bytes;
+      this.bytes -= bytesOf(entry);
     }
   }
 
@@ -274,7 +288,7 @@ export class ObjectStore {
     if (old) this.names.delete(nameKey(old.object));
     this.names.set(nameKey(object), object.id);
     const bytes = sizeOf(object);
-    this.bytes += bytes - (old?.bytes ?? 0);
+    this.bytes += bytes - (old ? bytesOf(old) : 0);
     entries.set(object.id, { object, bytes });
   }
 
