@@ -196,7 +196,7 @@ export class ObjectStore {
     const attributes = body.attributes ? normalise(body.attributes) : undefined;
     const view = this.views[known] ? this.viewOf(known, id, tenant) : undefined;
     if (view) {
-      if (view.readOnly) throw conflicting(`${type} ${id} cannot be changed through the repository: it is the ${type} of a log-in user, set in the fixtures`);
+      if (view.readOnly) throw conflicting(`${type} ${id} cannot be changed through the repository: users and tenants come from the fixtures' log-in users`);
       if (body.name !== undefined && body.name !== view.name) {
         throw conflicting(`the name of ${type} ${id} is its owning interface's ('${view.name}'): it cannot be changed through the repository`);
       }
@@ -218,7 +218,8 @@ export class ObjectStore {
       description: '',
       schemaVersion: '1.0',
       attributes: [],
-      body: current.body,
+      // Empty: the owner's body shows until one is stored.
+      body: '',
       created: this.builtAt,
       lastModified: this.builtAt,
     };

@@ -270,7 +270,9 @@ describe('update and delete refusals', () => {
       payload: JSON.stringify({ name: grid.name, description: 'nightly', attributes: [{ name: 'serverCount', value: attr(grid, 'serverCount') }] }),
     });
     expect(ok.statusCode).toBe(204);
-    expect((await app.inject({ url: `${REPO}/Objects/grid/101`, headers: DEMO })).json().description).toBe('nightly');
+    const after: Obj = (await app.inject({ url: `${REPO}/Objects/grid/101`, headers: DEMO })).json();
+    expect(after.description).toBe('nightly');
+    expect(after.body).toBe(grid.body);
   });
 
   it('lists alerts, users and tenants as objects; users and tenants cannot be changed', async () => {
