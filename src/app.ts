@@ -149,19 +149,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   });
 
   // Each interface gets its own store, through the request's world, and the settings it reads.
-  await app.register(repositoryRoutes, {
-    prefix: REPOSITORY_PREFIX,
-    auth: (r) => r.world.stores.auth,
-    catalog: (r) => {
-      const { provisioning, annotations } = r.world.stores;
-      return {
-        grid: () => provisioning.catalog().grids,
-        testenvironment: () => provisioning.catalog().environments,
-        rsdb: () => provisioning.catalog().rsdbs,
-        domain: () => annotations.domains(),
-      };
-    },
-  });
+  await app.register(repositoryRoutes, { prefix: REPOSITORY_PREFIX, auth: (r) => r.world.stores.auth, objects: (r) => r.world.stores.objects });
   await app.register(provisioningRoutes, { prefix: PROVISIONING_PREFIX, store: (r) => r.world.stores.provisioning });
   await app.register(annotationRoutes, { prefix: ANNOTATIONS_PREFIX, store: (r) => r.world.stores.annotations, config });
   await app.register(alertRoutes, { prefix: ALERTS_PREFIX, store: (r) => r.world.stores.alerts, config });

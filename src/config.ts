@@ -26,6 +26,7 @@ export const ConfigSchema = Type.Object({
   fixturesDir: Type.String({ env: 'FIXTURES_DIR', flag: 'fixtures', minLength: 1, default: BUNDLED_FIXTURES_DIR, description: 'folder of fixture JSON files to seed from (default: the bundled demo seed)' }),
   timeScale: Type.Number({ env: 'TIME_SCALE', flag: 'time-scale', minimum: 0, default: 1, description: 'multiplies every lifecycle duration; 0 makes every transition immediate' }),
   tokenIdleTimeoutMs: Type.Integer({ env: 'TOKEN_IDLE_TIMEOUT_MS', flag: 'token-idle-timeout-ms', minimum: 1, default: 5 * 60 * 60 * 1000, description: 'a session token expires after this long without use (emulated time)' }),
+  repositoryMaxBytes: Type.Integer({ env: 'REPOSITORY_MAX_BYTES', flag: 'repository-max-bytes', minimum: 0, default: 16 * 1024 * 1024, description: 'most bytes (as JSON) of repository objects stored through the Objects calls, per world; a create or update past it answers 503' }),
   rateLimitMax: Type.Integer({ env: 'RATE_LIMIT_MAX', flag: 'rate-limit-max', minimum: 1, default: 100, description: 'annotation requests per token, and alert calls per alert uid, per window' }),
   rateLimitWindowMs: Type.Integer({ env: 'RATE_LIMIT_WINDOW_MS', flag: 'rate-limit-window-ms', minimum: 1, default: 60_000, description: 'rate-limit window' }),
   annotationsListWrapped: Type.Boolean({ env: 'ANNOTATIONS_LIST_WRAPPED', flag: 'annotations-list-wrapped', default: false, description: 'answer the annotation list as {"annotations":[...]} (the real service) instead of a bare array (the spec)' }),

@@ -71,8 +71,8 @@ export class ProvisioningStore {
     };
   }
 
-  /** Names and ids of the repository objects this store owns (the Objects call). */
-  catalog(): Record<'grids' | 'environments' | 'rsdbs', ReadonlyArray<{ id: number; name: string }>> {
+  /** The records of the repository objects this store owns (the Objects calls), read only. */
+  catalog(): Readonly<Pick<ProvisioningSections, 'grids' | 'environments' | 'rsdbs'>> {
     return this.state;
   }
 

@@ -3,6 +3,7 @@ import type { StoreOf } from '../http/routing.js';
 import type { AuthStore, Session } from './store.js';
 import { sendError } from '../http/errors.js';
 import { ELSEWHERE, areaOf, areaOfUnmatched, type Area } from '../http/paths.js';
+import { sessionOf } from './guard-credentials.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -106,14 +107,12 @@ export function installAuthGuard(app: FastifyInstance, { auth, alertsRequireToke
     const { access } = requestArea(request) as Area;
     const needsToken = access === 'token' || (access === 'alert' && alertsRequireToken);
     if (!needsToken) return done();
-    const header = request.headers['x-auth-token'];
-    const session = auth(request).use(typeof header === 'string' ? header : undefined);
-    if (!session) {
-      const why = header === undefined ? 'the X-Auth-Token header is missing' : 'the security token is invalid or expired';
-      sendError(reply, 401, why);
+    const found = sessionOf(request, auth(request));
+    if (typeof found === 'string') {
+      sendError(reply, 401, found);
       return;
     }
-    request.session = session;
+    request.session = found;
     done();
   });
 }

@@ -1,12 +1,24 @@
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ApiError, ErrorBodySchema, badRequest, installErrorHandling, notFound } from '../http/errors.js';
+import { ApiError, ErrorBodySchema, badRequest, installErrorHandling, unauthorized } from '../http/errors.js';
 import { installBodyRules } from '../http/bodies.js';
-import type { StoreOf } from '../http/routing.js';
+import { noContent, parseId, type StoreOf } from '../http/routing.js';
 import type { AuthStore } from './store.js';
+import type { ObjectFilter, ObjectStore } from './objects.js';
 import { firstValue, repeatable } from '../http/validation.js';
-import { LogInBodySchema, ObjectsResponseSchema, TokenResponseSchema, type Credentials, type LogInBody, type RepositoryObject } from './schemas.js';
+import {
+  CreateObjectBodySchema,
+  LogInBodySchema,
+  ObjectIdResponseSchema,
+  ObjectsResponseSchema,
+  RepositoryObjectSchema,
+  TokenResponseSchema,
+  UpdateObjectBodySchema,
+  type CreateObjectBody,
+  type Credentials,
+  type LogInBody,
+} from './schemas.js';
 
 export const REPOSITORY_PREFIX = '/concerto/services/rest/RepositoryService/v1';
 
@@ -39,23 +51,55 @@ async function logInBodyIsObject(request: FastifyRequest): Promise<void> {
 
 export interface RepositoryOptions {
   auth: StoreOf<AuthStore>;
-  /** The repository's objects of each type the Objects call knows, in the request's world. */
-  catalog: StoreOf<RepositoryCatalog>;
+  /** The repository's objects, in the request's world. */
+  objects: StoreOf<ObjectStore>;
 }
 
-/** The objects of one type, listed when asked. */
-export type RepositoryCatalog = Record<ObjectType, () => ReadonlyArray<{ id: number; name: string }>>;
-export const OBJECT_TYPES = ['grid', 'testenvironment', 'rsdb', 'domain'] as const;
-export type ObjectType = (typeof OBJECT_TYPES)[number];
+/** Query parameters of a list that are not filters. */
+const NOT_FILTERS = new Set(['includeDetails']);
 
-/** Object types the Objects call knows, each listing the repository's objects of that type. */
-function objectsOfType(catalog: RepositoryCatalog, type: string): RepositoryObject[] | undefined {
-  if (!(OBJECT_TYPES as readonly string[]).includes(type)) return undefined;
-  return catalog[type as ObjectType]().map(({ id, name }) => ({ id, name, type }));
+const TypeParamsSchema = Type.Object({ type: Type.String({ description: 'object type: grid, domain, license, ...' }) });
+const ObjectParamsSchema = Type.Object({ type: Type.String({ description: 'object type' }), id: Type.String({ description: 'integer id' }) });
+
+/** The tenant of the request's session (the guard has set one on every Objects path). */
+function tenantOf(request: FastifyRequest): string {
+  if (!request.session) throw unauthorized();
+  return request.session.tenant;
 }
 
-/** The Repository service calls real clients need: log in, log out, find objects by name. */
-export const repositoryRoutes: FastifyPluginAsyncTypebox<RepositoryOptions> = async (app, { auth, catalog }) => {
+/** `name` and every other parameter but includeDetails filter; a repeated one counts by its first value. */
+function filterOf(query: Record<string, string | string[] | undefined>): ObjectFilter {
+  const attributes: Array<[string, string]> = [];
+  let name: string | undefined;
+  // Bounded by the query string, which the HTTP parser has bounded.
+  for (const [key, raw] of Object.entries(query)) {
+    const value = firstValue(raw);
+    if (value === undefined || NOT_FILTERS.has(key)) continue;
+    if (key === 'name') name = value;
+    else attributes.push([key, value]);
+  }
+  return { name, attributes };
+}
+
+function detailsOf(raw: string | string[] | undefined): boolean {
+  const value = firstValue(raw);
+  if (value === undefined || value === 'true') return true;
+  if (value === 'false') return false;
+  throw badRequest(`query parameter 'includeDetails' must be true or false, got '${value}'`);
+}
+
+/** A body's `type` and `id`, when sent, must be those of the path. */
+function checkSameObject(body: { type?: string; id?: unknown }, type: string, id?: number): void {
+  if (body.type !== undefined && body.type !== type) throw badRequest(`body field 'type' is '${body.type}' but the path names type '${type}'`);
+  if (id !== undefined && body.id !== undefined && body.id !== null && body.id !== id && body.id !== String(id)) {
+    throw badRequest(`body field 'id' is ${JSON.stringify(body.id)} but the path names id ${id}`);
+  }
+}
+
+const errors = { 400: ErrorBodySchema, 401: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchema, 503: ErrorBodySchema };
+
+/** The Repository service calls real clients need: log in, log out, and read and change objects. */
+export const repositoryRoutes: FastifyPluginAsyncTypebox<RepositoryOptions> = async (app, { auth, objects }) => {
   installErrorHandling(app, { unsupportedMediaType: 400 });
   // Clients written against the real service send the log-in JSON labelled as a form
   // (`curl --data-binary` without -H), as octet-stream, as text, or with no type at all.
@@ -98,24 +142,115 @@ export const repositoryRoutes: FastifyPluginAsyncTypebox<RepositoryOptions> = as
     },
   );
 
-  /** GET /Objects/<type>[?name=]: repository objects of a type, optionally by exact name. */
+  /** GET /Objects/<type>[?name=&<attribute>=...]: the objects of a type the filters match. */
   app.get(
     '/Objects/:type',
     {
       schema: {
         tags: ['Repository'],
-        summary: 'Find repository objects (grid, testenvironment, rsdb, domain) by name',
-        params: Type.Object({ type: Type.String() }),
-        // Other query parameters are ignored, as the real service ignores them.
-        querystring: Type.Object({ name: Type.Optional(repeatable({ description: 'exact name (repeated: the first counts)' })) }),
-        response: { 200: ObjectsResponseSchema, 401: ErrorBodySchema, 404: ErrorBodySchema },
+        summary: "List a type's objects, filtered by name and by any attribute",
+        description:
+          'Every query parameter but includeDetails is a filter: name= matches the name, any other the attribute of that name. ' +
+          'A filter no object matches gives an empty list.',
+        params: TypeParamsSchema,
+        querystring: Type.Object(
+          {
+            name: Type.Optional(repeatable({ description: 'exact name (repeated: the first value counts)' })),
+            includeDetails: Type.Optional(repeatable({ description: 'false: leave the body out' })),
+          },
+          { additionalProperties: repeatable({ description: 'any other parameter: the attribute of that name must have this value' }) },
+        ),
+        response: { 200: ObjectsResponseSchema, ...errors },
       },
     },
     async (request) => {
-      const objects = objectsOfType(catalog(request), request.params.type);
-      if (!objects) throw notFound(`unknown object type '${request.params.type}': use grid, testenvironment, rsdb or domain`);
-      const name = firstValue(request.query.name);
-      return { objects: name === undefined ? objects : objects.filter((o) => o.name === name) };
+      const query = request.query as Record<string, string | string[] | undefined>;
+      const details = detailsOf(query.includeDetails);
+      return { objects: objects(request).list(request.params.type, tenantOf(request), filterOf(query), details) };
+    },
+  );
+
+  /** GET /Objects/<type>/<id>: one object, unwrapped. */
+  app.get(
+    '/Objects/:type/:id',
+    {
+      schema: {
+        tags: ['Repository'],
+        summary: 'Get an object',
+        params: ObjectParamsSchema,
+        response: { 200: RepositoryObjectSchema, ...errors },
+      },
+    },
+    async (request) => objects(request).get(request.params.type, parseId(request.params.id, 'object'), tenantOf(request)),
+  );
+
+  const create = async (request: FastifyRequest, body: CreateObjectBody, type: string | undefined) => {
+    const kind = type ?? body.type;
+    if (kind === undefined) throw badRequest("body: the field 'type' is required");
+    checkSameObject(body, kind);
+    return { id: objects(request).create(kind, body, tenantOf(request)) };
+  };
+  const createSchema = {
+    tags: ['Repository'],
+    summary: 'Create an object',
+    body: CreateObjectBodySchema,
+    response: { 200: ObjectIdResponseSchema, ...errors },
+  };
+
+  /** PUT /Objects: a new object of the body's type. */
+  app.put('/Objects', { preValidation: bodyIsObject, schema: createSchema }, async (request) => create(request, request.body, undefined));
+
+  /** PUT /Objects/<type>: a new object of that type. */
+  app.put(
+    '/Objects/:type',
+    { preValidation: bodyIsObject, schema: { ...createSchema, params: TypeParamsSchema } },
+    async (request) => create(request, request.body, request.params.type),
+  );
+
+  /** POST /Objects/<type>/<id>: changes the fields sent. */
+  app.post(
+    '/Objects/:type/:id',
+    {
+      preValidation: bodyIsObject,
+      schema: {
+        tags: ['Repository'],
+        summary: 'Update an object: the fields sent; attributes merge by name',
+        params: ObjectParamsSchema,
+        body: UpdateObjectBodySchema,
+        response: { 204: Type.Null(), ...errors },
+      },
+    },
+    async (request, reply) => {
+      const { type } = request.params;
+      const id = parseId(request.params.id, 'object');
+      checkSameObject(request.body, type, id);
+      objects(request).update(type, id, request.body, tenantOf(request));
+      return noContent(reply);
+    },
+  );
+
+  /** DELETE /Objects/<type>/<id>: removes an object. */
+  app.delete(
+    '/Objects/:type/:id',
+    {
+      schema: {
+        tags: ['Repository'],
+        summary: 'Delete an object',
+        params: ObjectParamsSchema,
+        response: { 204: Type.Null(), ...errors },
+      },
+    },
+    async (request, reply) => {
+      objects(request).delete(request.params.type, parseId(request.params.id, 'object'), tenantOf(request));
+      return noContent(reply);
     },
   );
 };
+
+/** Says what an object body should look like before the schema lists what it is not. */
+async function bodyIsObject(request: FastifyRequest): Promise<void> {
+  const body: unknown = request.body;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw badRequest(`the body must be a JSON object such as {"type":"license","name":"..."}${body === undefined ? ', and the request has none' : ''}`);
+  }
+}

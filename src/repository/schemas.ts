@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { literals } from '../core/schema.js';
 
 export const UserSeedSchema = Type.Object(
   {
@@ -6,6 +7,9 @@ export const UserSeedSchema = Type.Object(
     password: Type.String({ description: 'password for the Tokens log-in call' }),
     apiToken: Type.Optional(Type.String({ minLength: 1, description: 'API token accepted by the Tokens log-in call' })),
     tenant: Type.String({ minLength: 1, default: 'Default', description: 'tenant the user belongs to' }),
+    tenants: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), { description: "further tenants the user is in: a log-in's tenant or X-Tenant-Name may pick one" }),
+    ),
     fullName: Type.Optional(Type.String()),
   },
   { additionalProperties: false },
@@ -18,6 +22,7 @@ export const TokenSeedSchema = Type.Object(
     userName: Type.String({ minLength: 1, description: 'the user this session belongs to' }),
     lastUsedAt: Type.Optional(Type.Integer({ description: 'epoch ms of the last use; absent: the moment the seed is loaded' })),
     neverExpires: Type.Boolean({ default: false, description: 'exempt from the idle timeout (handy for demo tokens)' }),
+    tenant: Type.Optional(Type.String({ minLength: 1, description: "the tenant the session was logged in to; absent: the user's own" })),
   },
   { additionalProperties: false },
 );
@@ -44,18 +49,146 @@ export type Credentials =
 
 export const TokenResponseSchema = Type.Object({ token: Type.String() }, { additionalProperties: false });
 
-export const RepositoryObjectSchema = Type.Object(
-  { id: Type.Integer(), name: Type.String(), type: Type.String() },
+/** An attribute as the service spells it: values are strings (or null), whatever they mean. */
+export const AttributeSchema = Type.Object(
+  { name: Type.String({ minLength: 1 }), value: Type.Union([Type.String(), Type.Null()]) },
   { additionalProperties: false },
 );
+export type Attribute = Static<typeof AttributeSchema>;
+
+/** What the caller may do with an object. */
+export const PermissionsSchema = Type.Object(
+  { read: Type.Boolean(), write: Type.Boolean(), use: Type.Boolean(), fullControl: Type.Boolean() },
+  { additionalProperties: false },
+);
+export type Permissions = Static<typeof PermissionsSchema>;
+
+/** A repository object as the Objects calls answer it. */
+export const RepositoryObjectSchema = Type.Object(
+  {
+    id: Type.Integer(),
+    name: Type.String(),
+    type: Type.String(),
+    description: Type.String(),
+    schemaVersion: Type.String(),
+    created: Type.String({ description: 'ISO-8601, UTC' }),
+    lastModified: Type.String({ description: 'ISO-8601, UTC' }),
+    tenantID: Type.Integer({ description: "id of the tenant object of the object's tenant" }),
+    attributes: Type.Array(AttributeSchema),
+    body: Type.Optional(Type.String({ description: 'XML; left out of a list with includeDetails=false' })),
+    effectivePermissions: PermissionsSchema,
+    deleted: Type.Boolean(),
+    hidden: Type.Boolean(),
+    readOnly: Type.Boolean(),
+  },
+  { additionalProperties: false, $id: 'RepositoryObject' },
+);
+export type RepositoryObject = Static<typeof RepositoryObjectSchema>;
+
 export const ObjectsResponseSchema = Type.Object(
   { objects: Type.Array(RepositoryObjectSchema) },
   { additionalProperties: false },
 );
-export type RepositoryObject = Static<typeof RepositoryObjectSchema>;
+
+export const ObjectIdResponseSchema = Type.Object({ id: Type.Integer() }, { additionalProperties: false });
+
+/**
+ * The object types the Objects calls know. Those another interface owns (grids, domains,
+ * alerts, users...) are views of its store; the others are stored here as they are sent.
+ */
+export const OBJECT_TYPES = [
+  'alert',
+  'boomerang',
+  'clip',
+  'composition',
+  'dashboard',
+  'domain',
+  'folder',
+  'grid',
+  'license',
+  'location',
+  'result',
+  'rsdb',
+  'scheduledtask',
+  'seeddata',
+  'statisticalmodel',
+  'target',
+  'tenant',
+  'testenvironment',
+  'user',
+] as const;
+export type ObjectType = (typeof OBJECT_TYPES)[number];
+
+/**
+ * A stored object in a fixture or an export. Of a type that another interface owns (a grid,
+ * a domain), the entry adds to that interface's object of the same id: its description,
+ * body and further attributes; the owning interface keeps its name and its own attributes.
+ */
+export const ObjectSeedSchema = Type.Object(
+  {
+    id: Type.Integer({ minimum: 1 }),
+    type: literals(OBJECT_TYPES, { description: 'license, boomerang, statisticalmodel, ...' }),
+    name: Type.String({ minLength: 1 }),
+    tenant: Type.String({ minLength: 1, default: 'Default', description: 'the tenant the object belongs to' }),
+    description: Type.String({ default: '' }),
+    schemaVersion: Type.String({ default: '1.0' }),
+    attributes: Type.Array(AttributeSchema, { default: [] }),
+    body: Type.String({ default: '', description: 'XML' }),
+    created: Type.Optional(Type.Integer({ description: 'UTC epoch ms; absent: the moment the seed loads' })),
+    lastModified: Type.Optional(Type.Integer({ description: 'UTC epoch ms; absent: created' })),
+  },
+  { additionalProperties: false },
+);
+export type ObjectSeed = Static<typeof ObjectSeedSchema>;
+
+/** An attribute value as clients send it: Jackson reads a number or boolean into a String field as its text. */
+const AttributeValueInSchema = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]);
+export const AttributeInSchema = Type.Object(
+  { name: Type.String({ minLength: 1 }), value: Type.Optional(AttributeValueInSchema) },
+  { additionalProperties: false },
+);
+export type AttributeIn = Static<typeof AttributeInSchema>;
+
+/**
+ * Fields of an object that the service makes, not the caller: a body copied from a GET may
+ * carry them, and they are not changed by it.
+ */
+const readOnlyFields = {
+  id: Type.Optional(Type.Unknown()),
+  created: Type.Optional(Type.Unknown()),
+  lastModified: Type.Optional(Type.Unknown()),
+  tenantID: Type.Optional(Type.Unknown()),
+  effectivePermissions: Type.Optional(Type.Unknown()),
+  deleted: Type.Optional(Type.Unknown()),
+  hidden: Type.Optional(Type.Unknown()),
+  readOnly: Type.Optional(Type.Unknown()),
+  ownerID: Type.Optional(Type.Unknown()),
+  references: Type.Optional(Type.Unknown()),
+};
+
+const writableFields = {
+  name: Type.Optional(Type.String({ minLength: 1 })),
+  description: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  schemaVersion: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  attributes: Type.Optional(Type.Union([Type.Array(AttributeInSchema), Type.Null()])),
+  body: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+};
+
+export const CreateObjectBodySchema = Type.Object(
+  { type: Type.Optional(Type.String()), ...writableFields, ...readOnlyFields },
+  { additionalProperties: false, description: 'type and name required (type may come from the path); description, attributes, body optional' },
+);
+export type CreateObjectBody = Static<typeof CreateObjectBodySchema>;
+
+export const UpdateObjectBodySchema = Type.Object(
+  { type: Type.Optional(Type.String()), ...writableFields, ...readOnlyFields },
+  { additionalProperties: false, description: 'the fields to change; attributes merge by name' },
+);
+export type UpdateObjectBody = Static<typeof UpdateObjectBodySchema>;
 
 /** This interface's sections of the state (world/state.ts composes every interface's). */
 export const RepositorySectionsSchema = {
   users: Type.Array(UserSeedSchema, { default: [] }),
   tokens: Type.Array(TokenSeedSchema, { default: [] }),
+  objects: Type.Array(ObjectSeedSchema, { default: [] }),
 };

@@ -6,8 +6,14 @@ import type { Credentials, TokenSeed, UserSeed } from './schemas.js';
 export interface Session {
   token: string;
   userName: string;
+  /** The tenant the session works in. */
   tenant: string;
+  /** Every tenant the user is in (X-Tenant-Name may pick any of them). */
+  tenants: readonly string[];
 }
+
+/** The user's own tenant, then the further ones. */
+export const tenantsOf = (user: UserSeed): string[] => [user.tenant, ...(user.tenants ?? []).filter((t) => t !== user.tenant)];
 
 /** Below this many tokens, expired ones are not worth a sweep. */
 const MIN_SWEEP_SIZE = 256;
@@ -52,14 +58,20 @@ export class AuthStore {
         : this.users.get(body.userName);
     if (!user) return undefined;
     if ('password' in body && user.password !== body.password) return undefined;
-    if (body.tenant !== undefined && body.tenant !== user.tenant) return undefined;
+    if (body.tenant !== undefined && !tenantsOf(user).includes(body.tenant)) return undefined;
     const now = this.clock.now();
     if (this.tokens.size >= this.sweepAtSize) {
       this.sweep(now);
       this.sweepAtSize = Math.max(MIN_SWEEP_SIZE, 2 * this.tokens.size);
     }
     const token = randomUUID();
-    this.tokens.set(token, { token, userName: user.userName, neverExpires: false, lastUsedAt: now });
+    this.tokens.set(token, {
+      token,
+      userName: user.userName,
+      neverExpires: false,
+      lastUsedAt: now,
+      ...(body.tenant !== undefined && body.tenant !== user.tenant ? { tenant: body.tenant } : {}),
+    });
     return token;
   }
 
@@ -80,7 +92,21 @@ export class AuthStore {
     record.lastUsedAt = now;
     const user = this.users.get(record.userName);
     if (!user) return undefined;
-    return { token, userName: user.userName, tenant: user.tenant };
+    const tenants = tenantsOf(user);
+    // A tenant the user has since left (an import) falls back to the user's own.
+    return { token, userName: user.userName, tenant: record.tenant !== undefined && tenants.includes(record.tenant) ? record.tenant : user.tenant, tenants };
+  }
+
+  /**
+   * The session of an API token sent as `Authorization: Bearer`: the user's, for this
+   * request only (no session token is made); undefined for an unknown API token.
+   */
+  useApiToken(apiToken: string): Session | undefined {
+    if (!apiToken) return undefined;
+    for (const user of this.users.values()) {
+      if (user.apiToken !== undefined && user.apiToken === apiToken) return { token: `apiToken:${user.userName}`, userName: user.userName, tenant: user.tenant, tenants: tenantsOf(user) };
+    }
+    return undefined;
   }
 
   exportUsers(): UserSeed[] {

@@ -8,6 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ErrorBodySchema, installErrorHandling, notFound } from '../http/errors.js';
 import { AREAS, PATHS, SANDBOX_PREFIX } from '../http/paths.js';
+import { OBJECT_TYPES } from '../repository/schemas.js';
 import { allowOnly } from '../http/routing.js';
 import { codeRoot, packageRoot } from '../core/package-root.cjs';
 import { SANDBOX_NAME, SANDBOX_NAME_RULE } from '../world/sandboxes.js';
@@ -62,6 +63,8 @@ export interface PageSettings {
   areas: typeof AREAS;
   /** Where sandboxes live and what names they take, for the page's sandbox picker. */
   sandboxes: { prefix: string; name: string; rule: string };
+  /** The repository's object types, for the objects panel. */
+  objectTypes: readonly string[];
 }
 
 /**
@@ -69,7 +72,12 @@ export interface PageSettings {
  * under it, and how sandboxes are named. The page reads this instead of keeping its own copy.
  */
 export function pageSettings(): PageSettings {
-  return { paths: PATHS, areas: AREAS, sandboxes: { prefix: SANDBOX_PREFIX, name: SANDBOX_NAME.source, rule: SANDBOX_NAME_RULE } };
+  return {
+    paths: PATHS,
+    areas: AREAS,
+    sandboxes: { prefix: SANDBOX_PREFIX, name: SANDBOX_NAME.source, rule: SANDBOX_NAME_RULE },
+    objectTypes: OBJECT_TYPES,
+  };
 }
 
 const FileParamsSchema = Type.Object({ file: Type.String({ description: 'name of a file of the page' }) });

@@ -36,6 +36,7 @@ export function emptyState(): State {
 const keyOf: Record<SectionName, (item: never) => string | number> = {
   users: (u: { userName: string }) => u.userName,
   tokens: (t: { token: string }) => t.token,
+  objects: (o: { type: string; id: number }) => `${o.type}:${o.id}`,
   grids: (g: { id: number }) => g.id,
   cloudServers: (c: { id: number }) => c.id,
   rsdbs: (r: { id: number }) => r.id,
@@ -73,6 +74,7 @@ function referenceProblems(state: State, keys: Keys, problem: (text: () => strin
       if (!keys.cloudServers.has(id)) problem(() => `$.grids[${i}].deployment.cloudServerIds[${j}]: no cloud server ${id}`);
     });
   });
+  objectProblems(state, keys, problem);
   // Plain loops: a seed can hold hundreds of thousands of annotations.
   const { annotations } = state;
   for (let i = 0; i < annotations.length; i++) {
@@ -82,6 +84,32 @@ function referenceProblems(state: State, keys: Keys, problem: (text: () => strin
       if (!keys.domains.has(d)) problem(() => `$.annotations[${i}].domainIds[${j}]: no domain ${d}`);
     }
   }
+}
+
+/** Object types whose objects are another section's records: an `objects` entry adds to the record of its id. */
+const OWNED_OBJECT_SECTIONS: Partial<Record<string, SectionName>> = { grid: 'grids', rsdb: 'rsdbs', testenvironment: 'environments', domain: 'domains' };
+/** Object types that are views of something other than a section keyed by a numeric id. */
+const DERIVED_OBJECT_TYPES = new Set(['alert', 'user', 'tenant']);
+
+/** An entry for an owned object must have its record; a stored object's name is unique within its type and tenant. */
+function objectProblems(state: State, keys: Keys, problem: (text: () => string) => void): void {
+  const names = new Set<string>();
+  state.objects.forEach((o, i) => {
+    const attributeNames = new Set<string>();
+    o.attributes.forEach((a, j) => {
+      if (attributeNames.has(a.name)) problem(() => `$.objects[${i}].attributes[${j}]: attribute '${a.name}' is given twice`);
+      attributeNames.add(a.name);
+    });
+    const section = OWNED_OBJECT_SECTIONS[o.type];
+    if (section) {
+      if (!keys[section].has(o.id)) problem(() => `$.objects[${i}]: no ${section.replace(/s$/, '')} ${o.id} for this ${o.type} object to add to`);
+      return;
+    }
+    if (DERIVED_OBJECT_TYPES.has(o.type)) return;
+    const key = JSON.stringify([o.type, o.tenant, o.name]);
+    if (names.has(key)) problem(() => `$.objects[${i}].name: another ${o.type} of tenant '${o.tenant}' is named '${o.name}'`);
+    names.add(key);
+  });
 }
 
 /**

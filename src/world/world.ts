@@ -4,6 +4,8 @@ import { AuthStore } from '../repository/store.js';
 import { ProvisioningStore } from '../provisioning/store.js';
 import { AnnotationStore } from '../annotations/store.js';
 import { AlertStore } from '../alerts/store.js';
+import { ObjectStore } from '../repository/objects.js';
+import { alertViews, annotationViews, provisioningViews, userViews } from './repository-views.js';
 import { FaultStore } from './faults.js';
 import { Journal, journalBudgetOf } from './journal.js';
 import type { SectionName, State } from './state.js';
@@ -14,6 +16,8 @@ export interface Stores {
   provisioning: ProvisioningStore;
   annotations: AnnotationStore;
   alerts: AlertStore;
+  /** The repository's objects: its own, and views of the stores above. */
+  objects: ObjectStore;
 }
 
 /**
@@ -127,10 +131,11 @@ export class World {
 
   /** The whole state in the fixture format. */
   exportState(): State {
-    const { auth, provisioning, annotations, alerts } = this.current;
+    const { auth, provisioning, annotations, alerts, objects } = this.current;
     return structuredClone({
       users: auth.exportUsers(),
       tokens: auth.exportTokens(),
+      ...objects.export(),
       ...provisioning.export(),
       ...annotations.export(),
       ...alerts.export(),
@@ -143,15 +148,15 @@ export class World {
    * order of exportState().
    */
   snapshot(): StateSnapshot {
-    const { auth, provisioning, annotations, alerts } = this.current;
+    const { auth, provisioning, annotations, alerts, objects } = this.current;
     const { sections, release } = provisioning.snapshot();
-    return { sections: { ...auth.snapshot(), ...sections, ...annotations.snapshot(), ...alerts.snapshot() }, release };
+    return { sections: { ...auth.snapshot(), ...objects.snapshot(), ...sections, ...annotations.snapshot(), ...alerts.snapshot() }, release };
   }
 
   /** How many entries each section of exportState() holds, read from the stores without copying. */
   counts(): Record<SectionName, number> {
-    const { auth, provisioning, annotations, alerts } = this.current;
-    return { ...auth.counts(), ...provisioning.counts(), ...annotations.counts(), ...alerts.counts() };
+    const { auth, provisioning, annotations, alerts, objects } = this.current;
+    return { ...auth.counts(), ...objects.counts(), ...provisioning.counts(), ...annotations.counts(), ...alerts.counts() };
   }
 
   /**
@@ -163,12 +168,19 @@ export class World {
     this.builtFrom = state;
     this.touched = false;
     this.changeCount++;
-    return {
-      auth: new AuthStore(state.users, state.tokens, clock, config.tokenIdleTimeoutMs),
-      provisioning: new ProvisioningStore(state, clock, config.timeScale),
-      annotations: new AnnotationStore(state, clock),
-      alerts: new AlertStore(state, clock),
+    const auth = new AuthStore(state.users, state.tokens, clock, config.tokenIdleTimeoutMs);
+    const provisioning = new ProvisioningStore(state, clock, config.timeScale);
+    const annotations = new AnnotationStore(state, clock);
+    const alerts = new AlertStore(state, clock);
+    // The repository reads the other stores through these ports only (world/repository-views.ts).
+    const views = {
+      ...provisioningViews(() => provisioning),
+      ...annotationViews(() => annotations),
+      ...alertViews(() => alerts),
+      ...userViews(() => auth.exportUsers()),
     };
+    const objects = new ObjectStore(state.objects, views, clock, config.repositoryMaxBytes);
+    return { auth, provisioning, annotations, alerts, objects };
   }
 }
 

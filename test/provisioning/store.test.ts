@@ -427,7 +427,9 @@ describe('catalog', () => {
   it('names grids, environments and RSDBs for the repository Objects call', async () => {
     await open({ grids: [grid()], rsdbs: [rsdb()], environments: [environment()] });
     const objects = async (type: string) =>
-      (await app.inject({ url: `/concerto/services/rest/RepositoryService/v1/Objects/${type}`, headers: { 'x-auth-token': 'test-token' } })).json().objects;
+      (await app.inject({ url: `/concerto/services/rest/RepositoryService/v1/Objects/${type}`, headers: { 'x-auth-token': 'test-token' } }))
+        .json()
+        .objects.map((o: { id: number; name: string; type: string }) => ({ id: o.id, name: o.name, type: o.type }));
     expect(await objects('grid')).toEqual([{ id: 101, name: 'Test Grid', type: 'grid' }]);
     expect(await objects('rsdb')).toEqual([{ id: 201, name: 'Results DB', type: 'rsdb' }]);
     expect(await objects('testenvironment')).toEqual([{ id: 301, name: 'Staging Environment', type: 'testenvironment' }]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { countdown, dateTime, duration, hms, parseDateTime, shortDate, ymd } from '../../src/ui/static/format.js';
+import { countdown, dateTime, duration, hms, objectQuery, parseDateTime, shortDate, ymd } from '../../src/ui/static/format.js';
 
 const AFTERNOON = Date.UTC(2026, 10, 22, 15, 4, 5);
 const MIDNIGHT = Date.UTC(2026, 10, 23, 0, 0, 7);
@@ -35,5 +35,17 @@ describe('dashboard times', () => {
     expect(countdown(next, next + 5000)).toBe('0 s');
     expect(countdown(next, next - 61_500)).toBe('1 min 02 s');
     expect(duration(3_723_000)).toBe('1 h 02 min');
+  });
+});
+
+describe('objectQuery (the objects panel search box)', () => {
+  it('makes key=value words attribute filters and the other words the exact name', () => {
+    expect(objectQuery('')).toEqual({});
+    expect(objectQuery(undefined)).toEqual({});
+    expect(objectQuery('www.example.com')).toEqual({ name: 'www.example.com' });
+    expect(objectQuery('Load Test Grid')).toEqual({ name: 'Load Test Grid' });
+    expect(objectQuery(' apiKey=ABC  domain=shop.example.com ')).toEqual({ apiKey: 'ABC', domain: 'shop.example.com' });
+    expect(objectQuery('name=a=b key=')).toEqual({ name: 'a=b', key: '' });
+    expect(objectQuery('=x')).toEqual({ name: '=x' });
   });
 });

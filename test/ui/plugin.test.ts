@@ -7,6 +7,7 @@ import { pageFiles } from '../../src/ui/plugin.js';
 import { AREAS, PATHS, SANDBOX_PREFIX, areaOf } from '../../src/http/paths.js';
 import { SANDBOX_NAME, SANDBOX_NAME_RULE } from '../../src/world/sandboxes.js';
 import { areaIn } from '../../src/ui/static/areas.js';
+import { OBJECT_TYPES } from '../../src/repository/schemas.js';
 
 const UI = '/_emulator/ui';
 let app: FastifyInstance;
@@ -122,7 +123,12 @@ describe('dashboard files', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(res.headers['content-security-policy']).toContain("default-src 'self'");
-    expect(res.json()).toEqual({ paths: PATHS, areas: AREAS, sandboxes: { prefix: SANDBOX_PREFIX, name: SANDBOX_NAME.source, rule: SANDBOX_NAME_RULE } });
+    expect(res.json()).toEqual({
+      paths: PATHS,
+      areas: AREAS,
+      sandboxes: { prefix: SANDBOX_PREFIX, name: SANDBOX_NAME.source, rule: SANDBOX_NAME_RULE },
+      objectTypes: [...OBJECT_TYPES],
+    });
     expect(new RegExp(res.json().sandboxes.name).test('w1')).toBe(true);
     const again = await app.inject({ url: `${UI}/paths.json`, headers: { 'if-none-match': res.headers.etag as string } });
     expect(again.statusCode).toBe(304);

@@ -6,3 +6,4 @@ export function shortDate(ms: number): string;
 export function parseDateTime(text: string | null | undefined): number | undefined;
 export function duration(ms: number): string;
 export function countdown(at: number, now: number): string;
+export function objectQuery(text: string | null | undefined): Record<string, string>;

@@ -63,3 +63,21 @@ export function duration(ms) {
  * down, so 09:00:03 with a transition at 09:00:06 reads "in 3 s" even at 09:00:03.6.
  */
 export const countdown = (at, now) => duration(Math.ceil(Math.max(0, at - now) / 1000) * 1000);
+
+/**
+ * The query of a repository-object search box: words `key=value` filter that attribute
+ * (`name=...` the name), anything else is the exact name. "apiKey=ABC" → {apiKey: "ABC"};
+ * "www.example.com" → {name: "www.example.com"}; "" → {}.
+ */
+export function objectQuery(text) {
+  const query = {};
+  const words = String(text ?? '').trim().split(/\s+/).filter(Boolean);
+  const plain = [];
+  for (const word of words) {
+    const eq = word.indexOf('=');
+    if (eq > 0) query[word.slice(0, eq)] = word.slice(eq + 1);
+    else plain.push(word);
+  }
+  if (plain.length && query.name === undefined) query.name = plain.join(' ');
+  return query;
+}

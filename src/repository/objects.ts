@@ -1,0 +1,385 @@
+import type { Clock } from '../core/clock.js';
+import { conflicting, invalid, missing, unavailable } from '../core/errors.js';
+import { hash32 } from '../core/random.js';
+import type { SectionSnapshot } from '../core/snapshot.js';
+import {
+  OBJECT_TYPES,
+  type Attribute,
+  type AttributeIn,
+  type CreateObjectBody,
+  type ObjectSeed,
+  type ObjectType,
+  type Permissions,
+  type RepositoryObject,
+  type UpdateObjectBody,
+} from './schemas.js';
+
+/**
+ * One object of a type that another interface owns (a grid, a domain, an alert...), as that
+ * interface's store shows it. The wiring (world/) turns each store's records into these, so
+ * this store never imports another interface.
+ */
+export interface ViewObject {
+  readonly id: number;
+  readonly name: string;
+  /** Attributes the owning store derives from its records; they cannot be changed here. */
+  readonly attributes: readonly Attribute[];
+  /** The XML body shown until one is stored for the object. */
+  readonly body?: string;
+  /** The tenant the object belongs to; absent: the owning interface has no tenants, and every tenant sees it. */
+  readonly tenant?: string;
+  /** Nothing of it can be changed through the repository (users, tenants). */
+  readonly readOnly?: boolean;
+  /** Why the owning store would not let it go (a running grid), in its words; asked only when a delete comes. */
+  readonly refuseDelete?: () => string;
+}
+
+/**
+ * Lists the objects of one type that a store owns, as `tenant` sees them (an object with a
+ * `tenant` of its own is shown to that tenant only, whatever the provider yields). A type
+ * with a provider is a view; a type without one is stored here. The compositions and results
+ * interfaces fill `composition` and `result` by adding a provider each (world/repository-views.ts).
+ */
+export type ViewProvider = (tenant: string) => Iterable<ViewObject>;
+export type ViewProviders = Partial<Record<ObjectType, ViewProvider>>;
+
+/** What a list asks for: the name and each attribute must equal the value given. */
+export interface ObjectFilter {
+  name?: string;
+  attributes: ReadonlyArray<readonly [name: string, value: string]>;
+}
+
+type StoredObject = Required<Omit<ObjectSeed, 'created' | 'lastModified'>> & { created: number; lastModified: number };
+
+interface Entry {
+  object: StoredObject;
+  /** Its size as JSON, counted against the byte limit; worked out when first needed for a seeded one. */
+  bytes?: number;
+}
+
+/** The bytes of each seed, worked out once however many resets and sandboxes build from it. */
+const seedBytes = new WeakMap<readonly ObjectSeed[], number>();
+
+const FULL: Permissions = { read: true, write: true, use: true, fullControl: true };
+const READ_ONLY: Permissions = { read: true, write: false, use: true, fullControl: false };
+
+const sizeOf = (object: StoredObject) => JSON.stringify(object).length;
+const nameKey = ({ type, tenant, name }: { type: string; tenant: string; name: string }) => `${type}\u0000${tenant}\u0000${name}`;
+const bytesOf = (entry: Entry) => (entry.bytes ??= sizeOf(entry.object));
+
+/** The attribute values as the service keeps them: text, whatever JSON type they came as. */
+function normalise(attributes: readonly AttributeIn[]): Attribute[] {
+  const seen = new Set<string>();
+  return attributes.map(({ name, value }) => {
+    if (seen.has(name)) throw invalid(`attribute '${name}' is given twice`);
+    seen.add(name);
+    return { name, value: value === undefined || value === null ? null : String(value) };
+  });
+}
+
+/** `into` with each of `changes` replacing the attribute of its name, or added after the others (one pass each). */
+function merge(into: readonly Attribute[], changes: readonly Attribute[]): Attribute[] {
+  const out = into.map((a) => ({ ...a }));
+  const at = new Map(out.map((a, i) => [a.name, i]));
+  for (const change of changes) {
+    const i = at.get(change.name);
+    if (i !== undefined) out[i] = { ...change };
+    else at.set(change.name, out.push({ ...change }) - 1);
+  }
+  return out;
+}
+
+/** Whether every filter holds: one pass over the object's attributes, one over the filters. */
+function matches(object: { name: string; attributes: readonly Attribute[] }, filter: ObjectFilter): boolean {
+  if (filter.name !== undefined && object.name !== filter.name) return false;
+  if (filter.attributes.length === 0) return true;
+  const { attributes } = object;
+  // A handful of attributes is scanned; many are looked up once indexed.
+  if (attributes.length <= 16) return filter.attributes.every(([name, value]) => attributes.some((a) => a.name === name && a.value === value));
+  const values = new Map(attributes.map((a) => [a.name, a.value]));
+  return filter.attributes.every(([name, value]) => values.has(name) && values.get(name) === value);
+}
+
+/**
+ * The repository's objects. Those of types another interface owns are views of its store,
+ * read when asked, so a grid started over CloudService and the `grid` object never disagree;
+ * what is stored here for them (a description, a body, further attributes) is kept beside
+ * them by type and id. Objects of every other type are stored here whole, each in one tenant.
+ * Everything stored is counted in bytes against `maxBytes`.
+ */
+export class ObjectStore {
+  /** Stored objects by type, then id: whole objects, and the additions to views. */
+  private readonly stored = new Map<string, Map<number, Entry>>();
+  /** Ids of stored objects by type, tenant and name (views are named by their owners). */
+  private readonly names = new Map<string, number>();
+  private nextId = 1;
+  private bytes = 0;
+  /** When the store was built: the created time of views that have nothing stored. */
+  private readonly builtAt: number;
+
+  constructor(
+    seed: readonly ObjectSeed[],
+    private readonly views: ViewProviders,
+    private readonly clock: Clock,
+    private readonly maxBytes: number,
+  ) {
+    this.builtAt = clock.now();
+    // Seeded objects are shared with the seed, never changed in place (a change replaces the
+    // entry), and their sizes are counted once per seed: a reset or a sandbox costs a pass.
+    let bytes = 0;
+    const known = seedBytes.get(seed);
+    for (const s of seed) {
+      const created = s.created ?? this.builtAt;
+      const object: StoredObject = { ...s, created, lastModified: s.lastModified ?? created };
+      let entries = this.stored.get(object.type);
+      if (!entries) this.stored.set(object.type, (entries = new Map()));
+      const size = known === undefined ? sizeOf(object) : undefined;
+      entries.set(object.id, { object, bytes: size });
+      this.names.set(nameKey(object), object.id);
+      bytes += size ?? 0;
+      if (object.id >= this.nextId) this.nextId = object.id + 1;
+    }
+    if (known === undefined) seedBytes.set(seed, bytes);
+    this.bytes = known ?? bytes;
+  }
+
+  /** The known object types. */
+  static types(): readonly string[] {
+    return OBJECT_TYPES;
+  }
+
+  /** The objects of a type that `tenant` sees and `filter` matches, in the order of their store. */
+  list(type: string, tenant: string, filter: ObjectFilter, details = true): RepositoryObject[] {
+    const out: RepositoryObject[] = [];
+    const tenantId = this.tenantId(tenant);
+    for (const object of this.visible(this.knownType(type), tenant)) {
+      if (!matches(object, filter)) continue;
+      out.push(this.render(type, object, tenantId, details));
+    }
+    return out;
+  }
+
+  /** One object; not-found for an unknown type, an unknown id, or another tenant's object. */
+  get(type: string, id: number, tenant: string): RepositoryObject {
+    return this.render(type, this.find(this.knownType(type), id, tenant), this.tenantId(tenant), true);
+  }
+
+  /** A new object of a type stored here, in `tenant`; its id. */
+  create(type: string, body: CreateObjectBody, tenant: string): number {
+    const known = this.knownType(type);
+    if (this.views[known]) throw conflicting(`${type} objects belong to the interface that owns them and are made there (or in the fixtures), not with PUT Objects`);
+    if (body.name === undefined) throw invalid("body: the field 'name' is required");
+    this.checkNameFree(known, body.name, tenant);
+    const now = this.clock.now();
+    const object: StoredObject = {
+      id: this.nextId,
+      type: known,
+      name: body.name,
+      tenant,
+      description: body.description ?? '',
+      schemaVersion: body.schemaVersion ?? '1.0',
+      attributes: normalise(body.attributes ?? []),
+      body: body.body ?? '',
+      created: now,
+      lastModified: now,
+    };
+    this.checkRoom(sizeOf(object));
+    this.put(object);
+    this.nextId++;
+    return object.id;
+  }
+
+  /** Changes the fields sent; attributes merge by name. */
+  update(type: string, id: number, body: UpdateObjectBody, tenant: string): void {
+    const known = this.knownType(type);
+    const current = this.find(known, id, tenant);
+    const attributes = body.attributes ? normalise(body.attributes) : undefined;
+    const view = this.views[known] ? this.viewOf(known, id, tenant) : undefined;
+    if (view) {
+      if (view.readOnly) throw conflicting(`${type} ${id} cannot be changed through the repository: users and tenants come from the fixtures' log-in users`);
+      if (body.name !== undefined && body.name !== view.name) {
+        throw conflicting(`the name of ${type} ${id} is its owning interface's ('${view.name}'): it cannot be changed through the repository`);
+      }
+      for (const a of attributes ?? []) {
+        const owned = view.attributes.find((o) => o.name === a.name);
+        if (owned && owned.value !== a.value) {
+          throw conflicting(`attribute '${a.name}' of ${type} ${id} is its owning interface's ('${owned.value}'): it cannot be changed through the repository`);
+        }
+      }
+    } else if (body.name !== undefined && body.name !== current.name) {
+      this.checkNameFree(known, body.name, current.tenant);
+    }
+    const entry = this.stored.get(known)?.get(id);
+    const base: StoredObject = entry?.object ?? {
+      id,
+      type: known,
+      name: current.name,
+      tenant: view?.tenant ?? tenant,
+      description: '',
+      schemaVersion: '1.0',
+      attributes: [],
+      // Empty: the owner's body shows until one is stored.
+      body: '',
+      created: this.builtAt,
+      lastModified: this.builtAt,
+    };
+    const next: StoredObject = {
+      ...base,
+      name: view ? view.name : (body.name ?? base.name),
+      description: body.description ?? base.description,
+      schemaVersion: body.schemaVersion ?? base.schemaVersion,
+      // Of a view, only what is not its owner's is stored here.
+      attributes: merge(base.attributes, (attributes ?? []).filter((a) => !view?.attributes.some((o) => o.name === a.name))),
+      body: body.body ?? base.body,
+      lastModified: this.clock.now(),
+    };
+    this.checkRoom(sizeOf(next) - (entry ? bytesOf(entry) : 0));
+    this.put(next);
+  }
+
+  /** Removes an object stored here; one another interface owns is refused, saying why. */
+  delete(type: string, id: number, tenant: string): void {
+    const known = this.knownType(type);
+    this.find(known, id, tenant);
+    const view = this.views[known] ? this.viewOf(known, id, tenant) : undefined;
+    if (view) {
+      const why = view.refuseDelete?.() ?? `${type} objects are removed through the interface that owns them (or the fixtures), not the repository`;
+      throw conflicting(`${type} ${id} cannot be deleted: ${why}`);
+    }
+    const entries = this.stored.get(known);
+    const entry = entries?.get(id);
+    if (entries && entry) {
+      entries.delete(id);
+      this.names.delete(nameKey(entry.object));
+      this.bytes -= bytesOf(entry);
+    }
+  }
+
+  /** The stored objects in the fixture format, by type then id order of storing. */
+  export(): { objects: ObjectSeed[] } {
+    return { objects: structuredClone(this.all()) };
+  }
+
+  /** Entries are replaced, never changed in place, so a snapshot holds them as they are. */
+  snapshot(): { objects: SectionSnapshot } {
+    return { objects: { items: this.all() } };
+  }
+
+  counts(): { objects: number } {
+    let n = 0;
+    for (const entries of this.stored.values()) n += entries.size;
+    return { objects: n };
+  }
+
+  /** Bytes held by stored objects, as JSON. */
+  get size(): number {
+    return this.bytes;
+  }
+
+  private all(): StoredObject[] {
+    const out: StoredObject[] = [];
+    for (const entries of this.stored.values()) for (const e of entries.values()) out.push(e.object);
+    return out;
+  }
+
+  private put(object: StoredObject): void {
+    let entries = this.stored.get(object.type);
+    if (!entries) this.stored.set(object.type, (entries = new Map()));
+    const old = entries.get(object.id);
+    if (old) this.names.delete(nameKey(old.object));
+    this.names.set(nameKey(object), object.id);
+    const bytes = sizeOf(object);
+    this.bytes += bytes - (old ? bytesOf(old) : 0);
+    entries.set(object.id, { object, bytes });
+  }
+
+  private checkRoom(growth: number): void {
+    if (growth > 0 && this.bytes + growth > this.maxBytes) {
+      throw unavailable(`the repository holds ${this.bytes} bytes of objects and REPOSITORY_MAX_BYTES is ${this.maxBytes}: delete objects first`);
+    }
+  }
+
+  private checkNameFree(type: string, name: string, tenant: string): void {
+    const id = this.names.get(nameKey({ type, tenant, name }));
+    if (id !== undefined) throw conflicting(`a ${type} named '${name}' already exists (id ${id})`);
+  }
+
+  private knownType(type: string): ObjectType {
+    if (!(OBJECT_TYPES as readonly string[]).includes(type)) throw missing(`unknown object type '${type}': use one of ${OBJECT_TYPES.join(', ')}`);
+    return type as ObjectType;
+  }
+
+  private viewOf(type: ObjectType, id: number, tenant: string): ViewObject | undefined {
+    for (const v of this.views[type]?.(tenant) ?? []) if (v.id === id) return v;
+    return undefined;
+  }
+
+  /** The objects of a type that `tenant` sees, views merged with what is stored for them. */
+  private *visible(type: ObjectType, tenant: string): Generator<StoredObject & { readOnly?: boolean }> {
+    const provider = this.views[type];
+    const entries = this.stored.get(type);
+    if (!provider) {
+      for (const e of entries?.values() ?? []) if (e.object.tenant === tenant) yield e.object;
+      return;
+    }
+    for (const v of provider(tenant)) {
+      if (v.tenant !== undefined && v.tenant !== tenant) continue;
+      const extra = entries?.get(v.id)?.object;
+      const owned = new Set(v.attributes.map((a) => a.name));
+      yield {
+        id: v.id,
+        type,
+        name: v.name,
+        tenant: v.tenant ?? tenant,
+        description: extra?.description ?? '',
+        schemaVersion: extra?.schemaVersion ?? '1.0',
+        // What is stored beside a view never overrides the owner's attributes.
+        attributes: [...v.attributes.map((a) => ({ ...a })), ...(extra?.attributes.filter((a) => !owned.has(a.name)).map((a) => ({ ...a })) ?? [])],
+        body: extra?.body || v.body || '',
+        created: extra?.created ?? this.builtAt,
+        lastModified: extra?.lastModified ?? this.builtAt,
+        readOnly: v.readOnly === true,
+      };
+    }
+  }
+
+  private find(type: ObjectType, id: number, tenant: string): StoredObject & { readOnly?: boolean } {
+    if (!this.views[type]) {
+      // Stored objects are found by id directly.
+      const object = this.stored.get(type)?.get(id)?.object;
+      if (object && object.tenant === tenant) return object;
+      throw missing(`no ${type} object with id ${id}`);
+    }
+    for (const object of this.visible(type, tenant)) if (object.id === id) return object;
+    throw missing(`no ${type} object with id ${id}`);
+  }
+
+  /** The id of a tenant's `tenant` object, or one derived from its name when it has none. */
+  private tenantId(tenant: string): number {
+    for (const t of this.views.tenant?.(tenant) ?? this.stored.get('tenant')?.values() ?? []) {
+      const object = 'object' in t ? t.object : t;
+      if (object.name === tenant) return object.id;
+    }
+    return (hash32('tenant', tenant) % 0x7fffffff) + 1;
+  }
+
+  private render(type: string, object: StoredObject & { readOnly?: boolean }, tenantId: number, details: boolean): RepositoryObject {
+    const out: RepositoryObject = {
+      id: object.id,
+      name: object.name,
+      type,
+      description: object.description,
+      schemaVersion: object.schemaVersion,
+      created: new Date(object.created).toISOString(),
+      lastModified: new Date(object.lastModified).toISOString(),
+      tenantID: tenantId,
+      attributes: object.attributes.map((a) => ({ ...a })),
+      effectivePermissions: { ...(object.readOnly ? READ_ONLY : FULL) },
+      deleted: false,
+      hidden: false,
+      readOnly: object.readOnly === true,
+    };
+    if (details) out.body = object.body;
+    return out;
+  }
+}

@@ -1,0 +1,52 @@
+// Repository objects: one type's objects as the Objects call lists them, filtered by name or
+// by attributes, each with its attributes and its XML body. Read when asked (the type, the
+// search box, the reload button), not polled: objects change only when someone changes them.
+import { api } from './api.js';
+import { $, h, toast } from './dom.js';
+import { dateTime, objectQuery } from './format.js';
+import { OBJECT_TYPES, PATHS } from './paths.js';
+
+export function wireObjects() {
+  const select = $('#obj-type');
+  select.replaceChildren(...OBJECT_TYPES.map((t) => h('option', { value: t }, t)));
+  if (OBJECT_TYPES.includes('domain')) select.value = 'domain';
+  const reload = () => reloadObjects().catch((err) => toast(err.describe?.() ?? String(err), 'error'));
+  select.addEventListener('change', reload);
+  $('#obj-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    reload();
+  });
+}
+
+export async function reloadObjects() {
+  const type = $('#obj-type').value;
+  if (!type) return;
+  const data = await api('GET', `${PATHS.repository}/Objects/${encodeURIComponent(type)}`, { query: objectQuery($('#obj-filter').value) });
+  renderObjects(data?.objects ?? []);
+}
+
+function renderObjects(objects) {
+  $('#obj-count').textContent = `${objects.length} object${objects.length === 1 ? '' : 's'}`;
+  $('#obj-list').replaceChildren(
+    ...(objects.length
+      ? objects.map((o) =>
+          h(
+            'li',
+            { dataset: { object: String(o.id) } },
+            h('span', { class: 'mono muted' }, `#${o.id}`),
+            h(
+              'span',
+              { class: 'grow' },
+              h('b', {}, o.name),
+              o.description ? h('span', { class: 'muted' }, ` — ${o.description}`) : null,
+              h('br'),
+              h('span', { class: 'small mono' }, o.attributes.map((a) => `${a.name}=${a.value ?? 'null'}`).join('  ')),
+              h('br'),
+              h('span', { class: 'small muted' }, `modified ${dateTime(Date.parse(o.lastModified))}`),
+              o.body ? h('details', {}, h('summary', { class: 'small' }, 'body'), h('pre', { class: 'small mono' }, o.body)) : null,
+            ),
+          ),
+        )
+      : [h('li', { class: 'empty' }, 'no objects match')]),
+  );
+}
