@@ -10,10 +10,8 @@ import { Sandboxes } from './world/sandboxes.js';
 import { openStateFile } from './world/persistence.js';
 import { emptyState, type State } from './world/state.js';
 import { installAuthGuard } from './repository/guard.js';
-import { REPOSITORY_PREFIX, repositoryRoutes } from './repository/routes.js';
-import { PROVISIONING_PREFIX, provisioningRoutes } from './provisioning/routes.js';
-import { ANNOTATIONS_PREFIX, annotationRoutes } from './annotations/routes.js';
-import { ALERTS_PREFIX, alertRoutes } from './alerts/routes.js';
+import { INTERFACES, type World as ListedWorld } from './interfaces.js';
+import type { AnyInterface } from './http/interface.js';
 import { CONTROL_PREFIX, controlRoutes } from './control/routes.js';
 import { SANDBOX_NAME, installControlHooks, installWorlds } from './control/hooks.js';
 import { installPersistence } from './control/persistence.js';
@@ -40,9 +38,9 @@ export interface BuildAppOptions {
 declare module 'fastify' {
   interface FastifyInstance {
     /** The default world (what paths without /sandbox/<name> are served by). */
-    world: World;
-    /** The same default world, by the name it had before sandboxes. */
-    emulator: World;
+    world: ListedWorld;
+    /** @deprecated The same default world, by the name it had before sandboxes: use `world`. */
+    emulator: ListedWorld;
     sandboxes: Sandboxes;
   }
 }
@@ -56,7 +54,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   const clock = options.clock ?? new EmulatorClock();
   // Read before the world is built, so that its stores are built once, from the file.
   const opened = config.stateFile === undefined ? undefined : await openStateFile(config.stateFile, config.fixturesDir);
-  const world = new World(options.fixtures ?? emptyState(), clock, config, opened?.persisted?.state);
+  const world: ListedWorld = new World(INTERFACES, options.fixtures ?? emptyState(), clock, config, opened?.persisted?.state);
   const sandboxes = new Sandboxes({
     mode: config.sandboxes,
     max: config.maxSandboxes,
@@ -130,26 +128,18 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   installWorlds(app, world, sandboxes);
   // Faults and the journal see every request; a fault strikes before the token check.
   installControlHooks(app);
-  installAuthGuard(app, { auth: (r) => r.world.stores.auth, alertsRequireToken: config.alertsRequireToken });
+  installAuthGuard(app, { auth: (r) => r.world.stores.repository, alertsRequireToken: config.alertsRequireToken });
   await installPersistence(app, { opened, main: world, sandboxes, flushIntervalMs: config.stateFlushIntervalMs });
 
-  // Each interface gets its own store, through the request's world, and the settings it reads.
-  await app.register(repositoryRoutes, {
-    prefix: REPOSITORY_PREFIX,
-    auth: (r) => r.world.stores.auth,
-    catalog: (r) => {
-      const { provisioning, annotations } = r.world.stores;
-      return {
-        grid: () => provisioning.catalog().grids,
-        testenvironment: () => provisioning.catalog().environments,
-        rsdb: () => provisioning.catalog().rsdbs,
-        domain: () => annotations.domains(),
-      };
-    },
-  });
-  await app.register(provisioningRoutes, { prefix: PROVISIONING_PREFIX, store: (r) => r.world.stores.provisioning });
-  await app.register(annotationRoutes, { prefix: ANNOTATIONS_PREFIX, store: (r) => r.world.stores.annotations, config });
-  await app.register(alertRoutes, { prefix: ALERTS_PREFIX, store: (r) => r.world.stores.alerts, config });
+  // Each interface gets its own store, through the request's world, and the settings.
+  for (const i of INTERFACES as readonly AnyInterface[]) {
+    await app.register(i.routes, {
+      prefix: i.prefix,
+      store: (r) => (r.world.stores as Record<string, unknown>)[i.name],
+      stores: (r) => r.world.stores,
+      config,
+    });
+  }
   await app.register(controlRoutes, { prefix: CONTROL_PREFIX, world: (r) => r.world, sandboxes });
   await app.register(uiRoutes, { prefix: UI_PREFIX });
   await app.register(homeRoutes);

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { World } from '../world/world.js';
+import type { World } from '../interfaces.js';
 import type { StoreOf } from '../http/routing.js';
 import { LATEST_INSTANT } from '../core/clock.js';
 import { ErrorBodySchema, badRequest, notFound } from '../http/errors.js';
@@ -8,7 +8,7 @@ import { AdvanceBodySchema, AdvanceResultSchema, ClockSettingsBodySchema, ClockS
 
 export function clockStatus(world: World): ClockStatusBody {
   const status = world.clock.status();
-  const next = world.stores.provisioning.nextTransitionAt();
+  const next = world.nextTransitionAt();
   return { ...status, ...(next !== undefined ? { nextTransitionAt: next } : {}) };
 }
 
@@ -21,13 +21,13 @@ function target(world: World, body: AdvanceBody, now: number): number | undefine
   if (body.ms !== undefined) return now + body.ms;
   if (body.until !== undefined) {
     const { kind, id } = body.until;
-    const settlesAt = world.stores.provisioning.settlesAt(kind, id);
+    const settlesAt = world.settlesAt(kind, id);
     if (settlesAt === undefined) throw notFound(`body field 'until': no ${kind} ${id}`);
     // null: never started, so there is nothing to wait for.
     return settlesAt ?? undefined;
   }
   const to = body.to!;
-  if (to === 'next') return world.stores.provisioning.nextTransitionAt();
+  if (to === 'next') return world.nextTransitionAt();
   const at = typeof to === 'number' ? to : Date.parse(to);
   if (Number.isNaN(at)) throw badRequest(`body field 'to': '${to}' is neither "next", epoch ms nor an ISO 8601 date-time`);
   if (at < now) {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { World } from '../world/world.js';
+import type { World } from '../interfaces.js';
 import type { StoreOf } from '../http/routing.js';
 import { ErrorBodySchema, notFound } from '../http/errors.js';
 import { allowOnly } from '../http/routing.js';

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import type { World, Emulator } from '../world/world.js';
+import type { World } from '../interfaces.js';
 import type { Sandboxes } from '../world/sandboxes.js';
 import { DomainError } from '../core/errors.js';
 import { STATUS_OF } from '../http/errors.js';
@@ -95,7 +95,7 @@ function payloadSize(status: number, payload: unknown): number {
  * reference): the journal copies or renders them only when it is read, or when a body is
  * longer than it keeps.
  */
-function record(emulator: Emulator, request: FastifyRequest, status: number, responseSize: number): number {
+function record(emulator: World, request: FastifyRequest, status: number, responseSize: number): number {
   const elapsedMs = stopwatch() - request.startedAt;
   return emulator.journal.record(
     request.arrivedAt,
@@ -111,7 +111,7 @@ function record(emulator: Emulator, request: FastifyRequest, status: number, res
 }
 
 /** Answers 401 and returns true when the control API needs an admin token this request lacks. */
-function refuseWithoutAdminToken(request: FastifyRequest, reply: FastifyReply, emulator: Emulator): boolean {
+function refuseWithoutAdminToken(request: FastifyRequest, reply: FastifyReply, emulator: World): boolean {
   const expected = emulator.config.adminToken;
   if (expected === undefined) return false;
   const header = request.headers.authorization;
@@ -133,7 +133,7 @@ function refuseWithoutAdminToken(request: FastifyRequest, reply: FastifyReply, e
 }
 
 /** Calls `done` when the request may go on (after any latency), or answers it instead. */
-function injectFaults(request: FastifyRequest, reply: FastifyReply, emulator: Emulator, done: HookHandlerDoneFunction): void {
+function injectFaults(request: FastifyRequest, reply: FastifyReply, emulator: World, done: HookHandlerDoneFunction): void {
   // Without rules (the usual case) there is nothing to judge, and no facts to gather.
   if (emulator.faults.isEmpty) return done();
   // The path as sent, cut where the router cuts it: before the query or a fragment.
@@ -145,7 +145,7 @@ function injectFaults(request: FastifyRequest, reply: FastifyReply, emulator: Em
   else answerFault(request, reply, emulator, verdict.answer, done);
 }
 
-function answerFault(request: FastifyRequest, reply: FastifyReply, emulator: Emulator, answer: FaultVerdict['answer'], done: HookHandlerDoneFunction): void {
+function answerFault(request: FastifyRequest, reply: FastifyReply, emulator: World, answer: FaultVerdict['answer'], done: HookHandlerDoneFunction): void {
   if (!answer) return done();
   if ('drop' in answer.action) {
     // A hijacked request never reaches onResponse, so it is journaled here.
@@ -190,7 +190,7 @@ export function installWorlds(app: FastifyInstance, main: World, sandboxes: Sand
     }
     request.sandbox = name;
     try {
-      request.world = sandboxes.resolve(name);
+      request.world = sandboxes.resolve(name) as World; // every world of the app is forked from `main`
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
       sendError(reply, STATUS_OF[err.kind], err.message);

@@ -4,7 +4,7 @@ import { FixtureError } from '../core/fixtures.js';
 import type { Sandboxes } from '../world/sandboxes.js';
 import { StateFileWriter, type OpenedStateFile } from '../world/persistence.js';
 import { stateFileText } from '../world/export-stream.js';
-import type { World } from '../world/world.js';
+import type { World } from '../interfaces.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { errorCodes, type FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { World } from '../world/world.js';
+import type { World } from '../interfaces.js';
 import { readStateBody } from '../world/state-parser.js';
 import type { StoreOf } from '../http/routing.js';
 import { ErrorBodySchema, badRequest } from '../http/errors.js';

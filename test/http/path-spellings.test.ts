@@ -81,7 +81,7 @@ async function listening(config: Partial<Config>): Promise<{ port: number; reach
  */
 async function attack(config: Partial<Config>, credential: Record<string, string>, prefix = ''): Promise<void> {
   const { port, reached, operations } = await listening(config);
-  const world = () => (prefix ? (app as FastifyInstance).sandboxes.resolve(prefix.split('/')[2]) : (app as FastifyInstance).emulator);
+  const world = () => (prefix ? (app as FastifyInstance).sandboxes.resolve(prefix.split('/')[2]) : (app as FastifyInstance).world);
   const before = world().exportState();
   let requests = 0;
   for (const { method, path } of operations) {

@@ -14,7 +14,7 @@ const CHECKED_AT = D.allocating + D.allocated + D.checking;
 const ENV_RUNNING_AT = E.allocatingDatabase + E.allocatedDatabase + E.checkedDatabase + E.allocatingMain + E.allocatedMain + E.checkedMain;
 const at = (ms: number) => clock.advanceTo(T0 + ms);
 const read = async (path: string) => (await get(app, path)).body;
-const store = (): ProvisioningStore => app.emulator.stores.provisioning;
+const store = (): ProvisioningStore => app.world.stores.provisioning;
 
 async function open(parts: Partial<State>, config: Parameters<typeof makeApp>[1] = {}) {
   ({ app, clock } = await makeApp(seed(parts), config));

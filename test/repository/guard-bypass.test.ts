@@ -197,9 +197,9 @@ describe('no spelling of a protected path gets past a guard', () => {
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...PROTECTED), spelling, async (route, s) => {
         const target = respell(route.path, s);
-        (app as FastifyInstance).emulator.reset();
+        (app as FastifyInstance).world.reset();
         const withToken = await raw(port, route.method, target, { 'X-Auth-Token': TEST_TOKEN }, route.body);
-        (app as FastifyInstance).emulator.reset();
+        (app as FastifyInstance).world.reset();
         const without = await raw(port, route.method, target, {}, route.body);
         const what = `${route.method} ${target}: with token ${withToken.status}, without ${without.status} ${without.body.slice(0, 200)}`;
         // Nothing is served without a token, whatever the spelling.
