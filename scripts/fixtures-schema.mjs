@@ -1,7 +1,7 @@
 // Writes fixtures/fixture.schema.json from the compiled schema (run `npm run build` first;
 // `npm run fixtures:schema` does both).
 import { writeFileSync } from 'node:fs';
-import { fixtureJsonSchemaText } from '../dist/world/fixture-schema.js';
+import { fixtureJsonSchemaText } from '../dist/fixture-schema.js';
 
 const target = new URL('../fixtures/fixture.schema.json', import.meta.url);
 writeFileSync(target, fixtureJsonSchemaText());

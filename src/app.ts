@@ -8,9 +8,9 @@ import { serializerOnFirstUse, validatorFactory } from './http/compile-on-first-
 import { World } from './world/world.js';
 import { Sandboxes } from './world/sandboxes.js';
 import { openStateFile } from './world/persistence.js';
-import { emptyState, type State } from './world/state.js';
+import { emptyState, parseState, type State } from './state.js';
 import { installAuthGuard } from './repository/guard.js';
-import { INTERFACES, type World as ListedWorld } from './interfaces.js';
+import { INTERFACES, type Interfaces, type World as ListedWorld } from './interfaces.js';
 import type { AnyInterface } from './http/interface.js';
 import { CONTROL_PREFIX, controlRoutes } from './control/routes.js';
 import { SANDBOX_NAME, installControlHooks, installWorlds } from './control/hooks.js';
@@ -53,8 +53,8 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   const config = resolveConfig(options.config);
   const clock = options.clock ?? new EmulatorClock();
   // Read before the world is built, so that its stores are built once, from the file.
-  const opened = config.stateFile === undefined ? undefined : await openStateFile(config.stateFile, config.fixturesDir);
-  const world: ListedWorld = new World(INTERFACES, options.fixtures ?? emptyState(), clock, config, opened?.persisted?.state);
+  const opened = config.stateFile === undefined ? undefined : await openStateFile(config.stateFile, config.fixturesDir, parseState);
+  const world: ListedWorld = new World<Interfaces>(INTERFACES, options.fixtures ?? emptyState(), clock, config, opened?.persisted?.state as State | undefined);
   const sandboxes = new Sandboxes({
     mode: config.sandboxes,
     max: config.maxSandboxes,

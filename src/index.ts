@@ -4,14 +4,14 @@ import { buildApp } from './app.js';
 import { loadConfig, type Config, type ConfigKey } from './config.js';
 import { EmulatorClock, type ControllableClock } from './core/clock.js';
 import type { World } from './interfaces.js';
-import { emptyState, loadFixtures, parseState, type State } from './world/state.js';
+import { emptyState, loadFixtures, parseState, type State } from './state.js';
 
 export { buildApp, type BuildAppOptions } from './app.js';
 export { ConfigError, ConfigSchema, SETTINGS, loadConfig, type Config, type ConfigKey, type SettingInfo } from './config.js';
 export { EmulatorClock, ManualClock, type Clock, type ClockStatus, type ControllableClock } from './core/clock.js';
 export { FixtureError } from './core/fixtures.js';
 export { ErrorBodySchema, type ErrorBody } from './http/errors.js';
-export { FixtureFileSchema, StateSchema, emptyState, loadFixtures, parseState, type State } from './world/state.js';
+export { FixtureFileSchema, StateSchema, emptyState, loadFixtures, parseState, type State } from './state.js';
 export type { World } from './interfaces.js';
 /** @deprecated The name the world had before sandboxes: use World. */
 export type Emulator = World;

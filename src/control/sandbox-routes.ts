@@ -5,7 +5,7 @@ import { invalid, missing } from '../core/errors.js';
 import { ErrorBodySchema } from '../http/errors.js';
 import { allowOnly } from '../http/routing.js';
 import { SANDBOX_NAME_RULE, type Sandboxes } from '../world/sandboxes.js';
-import { StateSchema } from '../world/state.js';
+import { StateSchema, parseState } from '../state.js';
 import { readStateBody } from '../world/state-parser.js';
 import { STATE_BODY_LIMIT, takeStateBodies } from './state-routes.js';
 
@@ -94,7 +94,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandboxes: Sandboxes }> 
       async (request, reply) => {
         // No body (or JSON null or "") is the seed; a body is read off the event loop when large.
         const body = request.body as unknown as Buffer | null | undefined;
-        const read = body === undefined || body === null ? undefined : await readStateBody(body, 'body');
+        const read = body === undefined || body === null ? undefined : await readStateBody(body, 'body', parseState);
         if (read?.kind === 'invalid-json') throw new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY();
         if (read?.kind === 'not-object') {
           throw invalid('body: expected a JSON object with the state sections (users, tokens, grids, ...), or no body for the seed');

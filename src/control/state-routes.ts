@@ -6,7 +6,7 @@ import { readStateBody } from '../world/state-parser.js';
 import type { StoreOf } from '../http/routing.js';
 import { ErrorBodySchema, badRequest } from '../http/errors.js';
 import { allowOnly } from '../http/routing.js';
-import { SECTION_NAMES, StateSchema, type SectionName, type State } from '../world/state.js';
+import { SECTION_NAMES, StateSchema, parseState, type SectionName, type State } from '../state.js';
 import { exportText, type ListSerializer } from '../world/export-stream.js';
 import { HealthSchema, ReplaceResultSchema, ResetResultSchema } from './schemas.js';
 
@@ -131,7 +131,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
     async (request, reply) => {
       const snapshot = world(request).snapshot();
       // Compiled on the first export, once per section: Fastify keeps them for the route.
-      const serializerOf = (name: SectionName) => reply.compileSerializationSchema(EXPORT_SCHEMAS[name], '200') as unknown as ListSerializer;
+      const serializerOf = (name: string) => reply.compileSerializationSchema(EXPORT_SCHEMAS[name as SectionName], '200') as unknown as ListSerializer;
       const body = Readable.from(exportText(snapshot, SECTION_NAMES, serializerOf), { objectMode: false, highWaterMark: 64 * 1024 });
       // A stream is sent as it is; the response schema still documents the route.
       return reply.type('application/json; charset=utf-8').send(body as unknown as State);
@@ -157,7 +157,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
       },
       async (request) => {
         // A bad state throws a domain error (400), which the error handler answers.
-        const read = await readStateBody(request.body as unknown as Buffer, 'body');
+        const read = await readStateBody(request.body as unknown as Buffer, 'body', parseState);
         if (read.kind === 'invalid-json') throw new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY();
         if (read.kind !== 'state') throw badRequest('body: expected a JSON object with the state sections (users, tokens, grids, ...)');
         const counts = sectionCounts(read.state);

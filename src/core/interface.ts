@@ -86,8 +86,11 @@ export type AnyInterfaceModel = InterfaceModel<string, any, any>;
 /** The store of each interface of a list, by interface name. */
 export type StoresOf<L extends readonly AnyInterfaceModel[]> = { [M in L[number] as M['name']]: ReturnType<M['build']> };
 
-/** The whole state of a list of interfaces: every section of each. */
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
+/** The whole state of a list of interfaces: every section of each. */
 export type StateOf<L extends readonly AnyInterfaceModel[]> = UnionToIntersection<
   { [I in keyof L]: L[I] extends InterfaceModel<string, infer S, unknown> ? SectionsOf<S> : never }[number]
 >;
+
+/** The section schemas of every interface of a list, as one record. */
+export type SectionSchemasOf<L extends readonly AnyInterfaceModel[]> = UnionToIntersection<L[number]['sections']>;

@@ -3,7 +3,7 @@ import { EmulatorClock, type ControllableClock } from '../core/clock.js';
 import type { AnyInterfaceModel, StoresOf } from '../core/interface.js';
 import { FaultStore } from './faults.js';
 import { Journal } from './journal.js';
-import type { SectionName, State } from './state.js';
+import type { SectionName, State as AnyState, StateOfList } from './state.js';
 import type { StateSnapshot } from './export-stream.js';
 import type { SectionSnapshot } from '../core/snapshot.js';
 
@@ -16,7 +16,7 @@ import type { SectionSnapshot } from '../core/snapshot.js';
  * The world knows no interface by name: it is given the list of them (src/interfaces.ts) and
  * builds, exports, counts and snapshots each through its contract (core/interface.ts).
  */
-export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfaceModel[]> {
+export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfaceModel[], State = StateOfList<L>> {
   private current: StoresOf<L>;
   /** Fault-injection rules of the control API; they outlive an import, not a reset. */
   readonly faults: FaultStore;
@@ -67,9 +67,9 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
    * world started from (or from `state`), which it shares without changing it, and its own
    * clock, starting at this world's current time with the clock settings the process started with.
    */
-  fork(name: string, state?: State): World<L> {
+  fork(name: string, state?: AnyState): World<L, State> {
     const clock = new EmulatorClock({ start: this.clock.now(), scale: this.startClock.scale, frozen: this.startClock.frozen });
-    return new World(this.interfaces, this.seed, clock, this.config, state, name);
+    return new World<L, State>(this.interfaces, this.seed, clock, this.config, state as State | undefined, name);
   }
 
   /** Replaces the whole state (already validated; kept, and never changed). */
@@ -141,7 +141,7 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
   private build(state: State): StoresOf<L> {
     const { clock, config } = this;
     const stores: Record<string, unknown> = {};
-    for (const i of this.interfaces) stores[i.name] = i.build(state, { clock, config, stores: Object.freeze({ ...stores }) });
+    for (const i of this.interfaces) stores[i.name] = i.build(state as never, { clock, config, stores: Object.freeze({ ...stores }) });
     return stores as StoresOf<L>;
   }
 }

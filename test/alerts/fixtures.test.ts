@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { T0, makeApp, makeDemoApp } from '../helpers/app.js';
-import { parseState } from '../../src/world/state.js';
+import { parseState } from '../../src/state.js';
 
 const BASE = '/concerto/mpulse/api/alerts';
 

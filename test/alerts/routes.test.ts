@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { AUTH, T0, authSeed, makeApp } from '../helpers/app.js';
-import type { State } from '../../src/world/state.js';
+import type { State } from '../../src/state.js';
 import type { World } from '../../src/interfaces.js';
 
 const BASE = '/concerto/mpulse/api/alerts';

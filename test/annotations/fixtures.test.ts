@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { T0, authSeed, makeApp, makeDemoApp } from '../helpers/app.js';
-import { parseState, type State } from '../../src/world/state.js';
+import { parseState, type State } from '../../src/state.js';
 
 const BASE = '/concerto/mpulse/api/annotations/v1';
 const DEMO = { 'x-auth-token': 'demo-token' };

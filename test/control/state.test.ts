@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { AUTH, T0, authSeed, makeApp, makeDemoApp } from '../helpers/app.js';
 import { environment, grid, rsdb, seed } from '../provisioning/seed.js';
-import { SECTION_NAMES } from '../../src/world/state.js';
+import { SECTION_NAMES } from '../../src/state.js';
 
 const REPO = '/concerto/services/rest/RepositoryService/v1';
 const CLOUD = '/concerto/services/rest/CloudService/v1';

@@ -4,7 +4,7 @@ import net from 'node:net';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { AUTH, TEST_TOKEN, authSeed, makeApp, PATHS } from '../helpers/app.js';
 import { template } from '../provisioning/seed.js';
-import { parseState, type State } from '../../src/world/state.js';
+import { parseState, type State } from '../../src/state.js';
 
 /**
  * Hostile and broken input against every route of the OpenAPI document: thousands of

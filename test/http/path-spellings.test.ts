@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../src/config.js';
-import { parseState, type State } from '../../src/world/state.js';
+import { parseState, type State } from '../../src/state.js';
 import { spellings } from '../../scripts/path-corpus.mjs';
 import { TEST_TOKEN, authSeed, makeApp } from '../helpers/app.js';
 import { raw } from '../helpers/raw-http.js';

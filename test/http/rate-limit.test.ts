@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { AUTH, T0, authSeed, makeApp } from '../helpers/app.js';
-import type { State } from '../../src/world/state.js';
+import type { State } from '../../src/state.js';
 import { RateCounters, durationText } from '../../src/http/rate-limit.js';
 
 const ANNOTATIONS = '/concerto/mpulse/api/annotations/v1';

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { T0, makeApp, type TestApp } from '../helpers/app.js';
 import { ApiError } from '../../src/http/errors.js';
-import { parseState, type State } from '../../src/world/state.js';
+import { parseState, type State } from '../../src/state.js';
 import type { ProvisioningStore } from '../../src/provisioning/store.js';
 import { ENV_DURATIONS as E, GRID_DURATIONS as D, RSDB_DURATIONS as R, act, environment, get, grid, rsdb, seed } from './seed.js';
 

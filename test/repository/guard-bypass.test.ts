@@ -4,7 +4,7 @@ import net from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../src/config.js';
 import type { ManualClock } from '../../src/core/clock.js';
-import { parseState, type State } from '../../src/world/state.js';
+import { parseState, type State } from '../../src/state.js';
 import { T0, TEST_TOKEN, TEST_USER, authSeed, makeApp, PATHS } from '../helpers/app.js';
 import { canonicalPath } from '../../src/repository/guard.js';
 import { template } from '../provisioning/seed.js';

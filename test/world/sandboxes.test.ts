@@ -3,7 +3,7 @@ import { loadConfig } from '../../src/config.js';
 import { DomainError } from '../../src/core/errors.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { Sandboxes, type SandboxMode } from '../../src/world/sandboxes.js';
-import { emptyState, parseState } from '../../src/world/state.js';
+import { emptyState, parseState } from '../../src/state.js';
 import { World } from '../../src/world/world.js';
 import { INTERFACES } from '../../src/interfaces.js';
 import { T0, authSeed } from '../helpers/app.js';
