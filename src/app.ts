@@ -123,7 +123,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   installRequestId(app);
   // CORS before the guard (a preflight has no token); OpenAPI before the routes it lists.
   installCors(app, config.corsOrigins);
-  await installOpenApi(app, config);
+  await installOpenApi(app, config, INTERFACES.map((i) => i.tag));
   // Then the world of the request (the default one or a sandbox's), which everything after reads.
   installWorlds(app, world, sandboxes);
   // Faults and the journal see every request; a fault strikes before the token check.

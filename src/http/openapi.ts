@@ -36,7 +36,12 @@ Every error answers \`{"statusCode", "error", "message"}\`. The demo session tok
  * drift from what the server validates and sends. Must be registered before the routes:
  * @fastify/swagger collects them as they are added.
  */
-export async function installOpenApi(app: FastifyInstance, config: Config): Promise<void> {
+export async function installOpenApi(
+  app: FastifyInstance,
+  config: Config,
+  /** The tag of each emulated interface, in order; the control API's follows. */
+  tags: ReadonlyArray<{ name: string; description?: string }>,
+): Promise<void> {
   const needsToken = (url: string) => {
     const { access } = areaOf(url);
     return access === 'token' || (access === 'alert' && config.alertsRequireToken);
@@ -56,13 +61,7 @@ export async function installOpenApi(app: FastifyInstance, config: Config): Prom
               { url: `${SANDBOX_PREFIX}{sandbox}`, description: 'an isolated sandbox', variables: { sandbox: { default: 'w1' } } },
             ],
           }),
-      tags: [
-        { name: 'Provisioning', description: 'grids, cloud servers, RSDBs, test environments' },
-        { name: 'Repository', description: 'tokens and object look-up' },
-        { name: 'Annotations' },
-        { name: 'Alerts' },
-        { name: 'Control', description: 'the emulator itself: health, reset, state, time' },
-      ],
+      tags: [...tags.map((t) => ({ ...t })), { name: 'Control', description: 'the emulator itself: health, reset, state, time' }],
       components: {
         securitySchemes: {
           XAuthToken: { type: 'apiKey', in: 'header', name: 'X-Auth-Token', description: 'session token from PUT .../Tokens; demo: demo-token' },

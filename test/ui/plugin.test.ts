@@ -122,7 +122,13 @@ describe('dashboard files', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(res.headers['content-security-policy']).toContain("default-src 'self'");
-    expect(res.json()).toEqual({ paths: PATHS, areas: AREAS, sandboxes: { prefix: SANDBOX_PREFIX, name: SANDBOX_NAME.source, rule: SANDBOX_NAME_RULE } });
+    const interfaces = [
+      { name: 'repository', prefix: PATHS.repository, label: 'Repository' },
+      { name: 'provisioning', prefix: PATHS.provisioning, label: 'Provisioning' },
+      { name: 'annotations', prefix: PATHS.annotations, label: 'Annotations' },
+      { name: 'alerts', prefix: PATHS.alerts, label: 'Alerts' },
+    ];
+    expect(res.json()).toEqual({ paths: PATHS, areas: AREAS, interfaces, sandboxes: { prefix: SANDBOX_PREFIX, name: SANDBOX_NAME.source, rule: SANDBOX_NAME_RULE } });
     expect(new RegExp(res.json().sandboxes.name).test('w1')).toBe(true);
     const again = await app.inject({ url: `${UI}/paths.json`, headers: { 'if-none-match': res.headers.etag as string } });
     expect(again.statusCode).toBe(304);

@@ -23,6 +23,9 @@ const settings = await fetch(settingsUrl, { headers: { accept: 'application/json
 /** provisioning, repository, annotations, alerts, control, ui, ...: each a path such as "/_emulator". */
 export const PATHS = settings.paths;
 
+/** The emulated interfaces, in the server's order: each {name, prefix, label}. */
+export const INTERFACES = settings.interfaces;
+
 /** The prefix sandboxes live under ("/sandbox/"), the rule their names follow, and that rule in words. */
 export const SANDBOXES = { prefix: settings.sandboxes.prefix, name: new RegExp(settings.sandboxes.name), rule: settings.sandboxes.rule };
 
