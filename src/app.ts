@@ -10,7 +10,8 @@ import { Sandboxes } from './world/sandboxes.js';
 import { openStateFile } from './world/persistence.js';
 import { emptyState, parseState, type State } from './state.js';
 import { installAuthGuard } from './repository/guard.js';
-import { INTERFACES, type Interfaces, type World as ListedWorld } from './interfaces.js';
+import { AREAS, INTERFACES, type Interfaces, type World as ListedWorld } from './interfaces.js';
+import { installAreas } from './http/areas.js';
 import type { AnyInterface } from './http/interface.js';
 import { CONTROL_PREFIX, controlRoutes } from './control/routes.js';
 import { SANDBOX_NAME, installControlHooks, installWorlds } from './control/hooks.js';
@@ -123,8 +124,9 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   installRequestId(app);
   // CORS before the guard (a preflight has no token); OpenAPI before the routes it lists.
   installCors(app, config.corsOrigins);
-  await installOpenApi(app, config, INTERFACES.map((i) => i.tag));
+  await installOpenApi(app, config, { tags: INTERFACES.map((i) => i.tag), areas: AREAS });
   // Then the world of the request (the default one or a sandbox's), which everything after reads.
+  installAreas(app, AREAS);
   installWorlds(app, world, sandboxes);
   // Faults and the journal see every request; a fault strikes before the token check.
   installControlHooks(app);

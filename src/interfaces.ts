@@ -1,5 +1,6 @@
 import type { StateOf, StoresOf } from './core/interface.js';
 import type { World as AnyWorld } from './world/world.js';
+import { AreaTable } from './http/paths.js';
 import { repository } from './repository/interface.js';
 import { provisioning } from './provisioning/interface.js';
 import { annotations } from './annotations/interface.js';
@@ -25,3 +26,6 @@ export type ListedState = StateOf<Interfaces>;
 
 /** The world of this emulator: world/world.ts's World over the interfaces listed here. */
 export type World = AnyWorld<Interfaces>;
+
+/** Who may call what: the emulator's own paths, then each interface's areas, in the order of the list. */
+export const AREAS = new AreaTable(INTERFACES.flatMap((i) => i.areas));

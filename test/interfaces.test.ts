@@ -1,8 +1,8 @@
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { INTERFACES } from '../src/interfaces.js';
+import { AREAS, INTERFACES } from '../src/interfaces.js';
 import { SECTION_NAMES } from '../src/state.js';
-import { areaOf } from '../src/http/paths.js';
+
 import { makeApp } from './helpers/app.js';
 
 /**
@@ -47,7 +47,7 @@ describe('the list of interfaces', () => {
         const paths = Object.entries(document.paths).filter(([path]) => path.startsWith(`${i.prefix}/`) || path === i.prefix);
         expect(paths.length, i.name).toBeGreaterThan(0);
         for (const [path, item] of paths) {
-          expect(i.areas.map((a) => a.prefix), `${path} lies in an area of ${i.name}`).toContain(areaOf(path).prefix);
+          expect(i.areas.map((a) => a.prefix), `${path} lies in an area of ${i.name}`).toContain(AREAS.of(path).prefix);
           for (const operation of Object.values(item)) expect(operation.tags, `${path} of ${i.name}`).toEqual([i.tag.name]);
         }
       }

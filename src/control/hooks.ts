@@ -4,7 +4,7 @@ import type { World } from '../interfaces.js';
 import type { Sandboxes } from '../world/sandboxes.js';
 import { DomainError } from '../core/errors.js';
 import { STATUS_OF } from '../http/errors.js';
-import { refuseUndecodable, requestArea } from '../repository/guard.js';
+import { refuseUndecodable, requestArea } from '../http/areas.js';
 import type { FaultVerdict } from '../world/faults.js';
 import { stopwatch } from '../core/clock.js';
 import { sendError } from '../http/errors.js';

@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { ErrorBodySchema } from './errors.js';
 import type { Config } from '../config.js';
 import { version } from '../config.js';
-import { PATHS, SANDBOX_PREFIX, areaOf } from './paths.js';
+import { PATHS, SANDBOX_PREFIX, type AreaTable } from './paths.js';
 
 export const OPENAPI_PATH = PATHS.openapi;
 export const DOCS_PATH = PATHS.docs;
@@ -39,14 +39,21 @@ Every error answers \`{"statusCode", "error", "message"}\`. The demo session tok
 export async function installOpenApi(
   app: FastifyInstance,
   config: Config,
-  /** The tag of each emulated interface, in order; the control API's follows. */
-  tags: ReadonlyArray<{ name: string; description?: string }>,
+  {
+    tags,
+    areas,
+  }: {
+    /** The tag of each emulated interface, in order; the control API's follows. */
+    tags: ReadonlyArray<{ name: string; description?: string }>;
+    /** Who may call what: the document says which operations need which credentials. */
+    areas: AreaTable;
+  },
 ): Promise<void> {
   const needsToken = (url: string) => {
-    const { access } = areaOf(url);
+    const { access } = areas.of(url);
     return access === 'token' || (access === 'alert' && config.alertsRequireToken);
   };
-  const needsAdmin = (url: string) => config.adminToken !== undefined && areaOf(url).access === 'admin';
+  const needsAdmin = (url: string) => config.adminToken !== undefined && areas.of(url).access === 'admin';
 
   await app.register(swagger, {
     openapi: {

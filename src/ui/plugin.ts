@@ -7,8 +7,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ErrorBodySchema, installErrorHandling, notFound } from '../http/errors.js';
-import { AREAS, PATHS, SANDBOX_PREFIX } from '../http/paths.js';
-import { INTERFACES } from '../interfaces.js';
+import { PATHS, SANDBOX_PREFIX, type Area } from '../http/paths.js';
+import { AREAS, INTERFACES } from '../interfaces.js';
 import { allowOnly } from '../http/routing.js';
 import { codeRoot, packageRoot } from '../core/package-root.cjs';
 import { SANDBOX_NAME, SANDBOX_NAME_RULE } from '../world/sandboxes.js';
@@ -60,7 +60,7 @@ const SECURITY_HEADERS = {
 
 export interface PageSettings {
   paths: typeof PATHS;
-  areas: typeof AREAS;
+  areas: readonly Area[];
   /** The emulated interfaces (src/interfaces.ts), in order: name, path prefix and label. */
   interfaces: Array<{ name: string; prefix: string; label: string }>;
   /** Where sandboxes live and what names they take, for the page's sandbox picker. */
@@ -73,7 +73,7 @@ export interface PageSettings {
  */
 export function pageSettings(): PageSettings {
   const interfaces = INTERFACES.map(({ name, prefix, label }) => ({ name, prefix, label }));
-  return { paths: PATHS, areas: AREAS, interfaces, sandboxes: { prefix: SANDBOX_PREFIX, name: SANDBOX_NAME.source, rule: SANDBOX_NAME_RULE } };
+  return { paths: PATHS, areas: AREAS.areas, interfaces, sandboxes: { prefix: SANDBOX_PREFIX, name: SANDBOX_NAME.source, rule: SANDBOX_NAME_RULE } };
 }
 
 const FileParamsSchema = Type.Object({ file: Type.String({ description: 'name of a file of the page' }) });

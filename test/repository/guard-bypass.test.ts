@@ -6,7 +6,7 @@ import type { Config } from '../../src/config.js';
 import type { ManualClock } from '../../src/core/clock.js';
 import { parseState, type State } from '../../src/state.js';
 import { T0, TEST_TOKEN, TEST_USER, authSeed, makeApp, PATHS } from '../helpers/app.js';
-import { canonicalPath } from '../../src/repository/guard.js';
+import { canonicalPath } from '../../src/http/areas.js';
 import { template } from '../provisioning/seed.js';
 import { raw, type RawResponse } from '../helpers/raw-http.js';
 

@@ -4,7 +4,8 @@ import { makeApp } from '../helpers/app.js';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pageFiles } from '../../src/ui/plugin.js';
-import { AREAS, PATHS, SANDBOX_PREFIX, areaOf } from '../../src/http/paths.js';
+import { PATHS, SANDBOX_PREFIX } from '../../src/http/paths.js';
+import { AREAS } from '../../src/interfaces.js';
 import { SANDBOX_NAME, SANDBOX_NAME_RULE } from '../../src/world/sandboxes.js';
 import { areaIn } from '../../src/ui/static/areas.js';
 
@@ -128,7 +129,8 @@ describe('dashboard files', () => {
       { name: 'annotations', prefix: PATHS.annotations, label: 'Annotations' },
       { name: 'alerts', prefix: PATHS.alerts, label: 'Alerts' },
     ];
-    expect(res.json()).toEqual({ paths: PATHS, areas: AREAS, interfaces, sandboxes: { prefix: SANDBOX_PREFIX, name: SANDBOX_NAME.source, rule: SANDBOX_NAME_RULE } });
+    const sandboxes = { prefix: SANDBOX_PREFIX, name: SANDBOX_NAME.source, rule: SANDBOX_NAME_RULE };
+    expect(res.json()).toEqual({ paths: PATHS, areas: AREAS.areas, interfaces, sandboxes });
     expect(new RegExp(res.json().sandboxes.name).test('w1')).toBe(true);
     const again = await app.inject({ url: `${UI}/paths.json`, headers: { 'if-none-match': res.headers.etag as string } });
     expect(again.statusCode).toBe(304);
@@ -151,8 +153,8 @@ describe('dashboard files', () => {
       '/elsewhere',
     ];
     for (const path of paths) {
-      const server = areaOf(path);
-      expect(areaIn(AREAS, path) ?? null, path).toEqual(AREAS.includes(server) ? server : null);
+      const server = AREAS.of(path);
+      expect(areaIn(AREAS.areas, path) ?? null, path).toEqual(AREAS.areas.includes(server) ? server : null);
     }
   });
 
