@@ -1,5 +1,4 @@
 import type { Static, TArray, TSchema } from '@sinclair/typebox';
-import type { Config } from '../config.js';
 import type { Clock } from './clock.js';
 import type { SectionSnapshot } from './snapshot.js';
 
@@ -22,8 +21,8 @@ export interface SectionKeys {
   has(key: string | number): boolean;
 }
 
-/** What a world gives an interface's build. */
-export interface BuildContext {
+/** What a world gives an interface's build; `Config` is the settings' type (config.ts, above this floor). */
+export interface BuildContext<Config = unknown> {
   /** The world's clock: every time the store reads comes from it. */
   readonly clock: Clock;
   readonly config: Config;
@@ -58,7 +57,7 @@ export interface Timed<Store> {
   settlesAt(store: Store, kind: string, id: number): number | null | undefined;
 }
 
-export interface InterfaceModel<Name extends string = string, Sections extends SectionSchemas = SectionSchemas, Store = unknown> {
+export interface InterfaceModel<Name extends string = string, Sections extends SectionSchemas = SectionSchemas, Store = unknown, Config = unknown> {
   /** The key of its store in `world.stores`, and its name in the list of interfaces. */
   readonly name: Name;
   /** Its sections of the state and of a fixture file, in export order. */
@@ -68,7 +67,7 @@ export interface InterfaceModel<Name extends string = string, Sections extends S
   /** References between its own sections that point at nothing: each reported through `problem`. */
   references?(state: SectionsOf<Sections>, keys: { readonly [K in keyof Sections]: SectionKeys }, problem: (text: () => string) => void): void;
   /** A fresh store from a state (validated, and only read: the store copies what it changes). */
-  build(state: SectionsOf<Sections>, context: BuildContext): Store;
+  build(state: SectionsOf<Sections>, context: BuildContext<Config>): Store;
   /** Its sections of the state, their sizes and a snapshot, from its store. */
   readonly state: {
     export(store: Store): SectionsOf<Sections>;
@@ -81,16 +80,16 @@ export interface InterfaceModel<Name extends string = string, Sections extends S
 
 /** Any interface model, whatever its name, sections and store. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyInterfaceModel = InterfaceModel<string, any, any>;
+export type AnyInterfaceModel = InterfaceModel<string, any, any, any>;
 
 /** The store of each interface of a list, by interface name. */
 export type StoresOf<L extends readonly AnyInterfaceModel[]> = { [M in L[number] as M['name']]: ReturnType<M['build']> };
 
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
 /** The whole state of a list of interfaces: every section of each. */
-export type StateOf<L extends readonly AnyInterfaceModel[]> = UnionToIntersection<
-  { [I in keyof L]: L[I] extends InterfaceModel<string, infer S, unknown> ? SectionsOf<S> : never }[number]
->;
+export type StateOf<L extends readonly AnyInterfaceModel[]> = {
+  [K in keyof SectionSchemasOf<L>]: SectionSchemasOf<L>[K] extends TSchema ? Static<SectionSchemasOf<L>[K]> : never;
+};
 
 /** The section schemas of every interface of a list, as one record. */
 export type SectionSchemasOf<L extends readonly AnyInterfaceModel[]> = UnionToIntersection<L[number]['sections']>;

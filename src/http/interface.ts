@@ -32,7 +32,7 @@ export interface InterfaceArea {
 }
 
 export interface Interface<Name extends string = string, Sections extends SectionSchemas = SectionSchemas, Store = unknown>
-  extends InterfaceModel<Name, Sections, Store> {
+  extends InterfaceModel<Name, Sections, Store, Config> {
   /** Where its routes are registered, e.g. /concerto/services/rest/CloudService/v1. */
   readonly prefix: string;
   /**
