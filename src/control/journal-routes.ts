@@ -4,7 +4,7 @@ import type { World } from '../interfaces.js';
 import type { StoreOf } from '../http/routing.js';
 import { JournalMatchError } from '../world/journal.js';
 import { ErrorBodySchema, badRequest } from '../http/errors.js';
-import { allowOnly } from '../http/routing.js';
+import { refuseOtherMethods } from '../http/routing.js';
 import {
   JournalCountSchema,
   JournalFindBodySchema,
@@ -41,6 +41,7 @@ function searching<T>(matcher: JournalMatcher, search: () => T): T {
 
 /** The request journal: what the system under test sent, and what it got back. */
 export const journalRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> = async (app, { world }) => {
+  const refuseOthers = refuseOtherMethods(app);
   /** GET /_emulator/journal: recorded requests, newest first, optionally filtered. */
   app.get(
     '/journal',
@@ -67,7 +68,6 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }>
       return reply.code(204).send(null);
     },
   );
-  allowOnly(app, '/journal', ['GET', 'DELETE']);
 
   /** POST /_emulator/journal/count: how many requests held match, for a test to assert on. */
   app.post(
@@ -82,7 +82,6 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }>
     },
     async (request) => ({ count: searching(request.body, () => world(request).journal.count(request.body)) }),
   );
-  allowOnly(app, '/journal/count', ['POST']);
 
   /** POST /_emulator/journal/find: the matching requests themselves, newest first. */
   app.post(
@@ -100,5 +99,6 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }>
       return { entries: searching(matcher, () => world(request).journal.find(matcher, limit)) };
     },
   );
-  allowOnly(app, '/journal/find', ['POST']);
+  // 405 for the methods a path does not serve, from the routes above.
+  refuseOthers();
 };

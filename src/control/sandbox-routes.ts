@@ -3,7 +3,7 @@ import { errorCodes } from 'fastify';
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { invalid, missing } from '../core/errors.js';
 import { ErrorBodySchema } from '../http/errors.js';
-import { allowOnly } from '../http/routing.js';
+import { refuseOtherMethods } from '../http/routing.js';
 import { SANDBOX_NAME_RULE, type Sandboxes } from '../world/sandboxes.js';
 import { StateSchema, parseState } from '../state.js';
 import { readStateBody } from '../world/state-parser.js';
@@ -46,6 +46,7 @@ const NameParamsSchema = Type.Object({ name: Type.String({ description: SANDBOX_
  * its siblings), under the same ADMIN_TOKEN rule.
  */
 export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandboxes: Sandboxes }> = async (app, { sandboxes }) => {
+  const refuseOthers = refuseOtherMethods(app);
   // Management belongs to the default world; under /sandbox/<name>/ these paths do not exist.
   app.addHook('onRequest', (request, reply, done) => {
     if (request.sandbox !== null) {
@@ -61,7 +62,6 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandboxes: Sandboxes }> 
     { schema: { tags: ['Control'], summary: 'List the sandboxes (isolated worlds under /sandbox/<name>)', response: { 200: SandboxListSchema } } },
     async () => ({ sandboxes: sandboxes.list(), max: sandboxes.max, mode: sandboxes.mode }),
   );
-  allowOnly(app, '/sandboxes', ['GET']);
 
   /** GET /_emulator/sandboxes/<name>: one sandbox's summary. */
   app.get(
@@ -115,5 +115,6 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandboxes: Sandboxes }> 
       return reply.code(204).send(null);
     },
   );
-  allowOnly(app, '/sandboxes/:name', ['GET', 'PUT', 'DELETE']);
+  // 405 for the methods a path does not serve, from the routes above.
+  refuseOthers();
 };

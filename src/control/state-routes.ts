@@ -5,7 +5,7 @@ import type { World } from '../interfaces.js';
 import { readStateBody } from '../world/state-parser.js';
 import type { StoreOf } from '../http/routing.js';
 import { ErrorBodySchema, badRequest } from '../http/errors.js';
-import { allowOnly } from '../http/routing.js';
+import { refuseOtherMethods } from '../http/routing.js';
 import { SECTION_NAMES, StateSchema, parseState, type SectionName, type State } from '../state.js';
 import { exportText, type ListSerializer } from '../world/export-stream.js';
 import { HealthSchema, ReplaceResultSchema, ResetResultSchema } from './schemas.js';
@@ -57,6 +57,7 @@ function sectionCounts(state: State): Record<string, number> {
 
 /** Health, reset, and export/import of the whole state. */
 export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> = async (app, { world }) => {
+  const refuseOthers = refuseOtherMethods(app);
   /**
    * GET /_emulator/health: fixtures are loaded and the server answers (the container's health
    * check). 503 while the state file cannot be written, so that a health check notices that
@@ -93,7 +94,6 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
       };
     },
   );
-  allowOnly(app, '/health', ['GET']);
 
   /** POST /_emulator/reset: back to the seed the process started with. */
   app.post(
@@ -111,7 +111,6 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
       return { status: 'reset' as const, clock: world(request).clock.status(), counts: world(request).counts() };
     },
   );
-  allowOnly(app, '/reset', ['POST']);
 
   /**
    * GET /_emulator/state: the whole state in the fixture format (an export is a valid fixture
@@ -166,5 +165,6 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
       },
     );
   });
-  allowOnly(app, '/state', ['GET', 'PUT']);
+  // 405 for the methods a path does not serve, from the routes above.
+  refuseOthers();
 };

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { version } from '../config.js';
 import { PATHS } from '../http/paths.js';
 import { INTERFACES as LISTED } from '../interfaces.js';
-import { allowOnly } from '../http/routing.js';
+import { refuseOtherMethods } from '../http/routing.js';
 
 export const HOME_PATH = '/';
 
@@ -88,6 +88,7 @@ const page = (v: string) => `<!doctype html>
  * operation of the emulated service.
  */
 export const homeRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const refuseOthers = refuseOtherMethods(app);
   const v = version();
   const html = page(v);
   const json = { name: 'cloud-emulator' as const, version: v, links: LINKS, interfaces: INTERFACES };
@@ -108,5 +109,6 @@ export const homeRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (sandbox !== null && !path.endsWith('/')) return reply.redirect(`${path}/`, 308);
     return reply.headers(SECURITY_HEADERS).type('text/html; charset=utf-8').send(html);
   });
-  allowOnly(app, HOME_PATH, ['GET']);
+  // 405 for the methods a path does not serve, from the routes above.
+  refuseOthers();
 };

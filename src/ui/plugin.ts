@@ -9,7 +9,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ErrorBodySchema, installErrorHandling, notFound } from '../http/errors.js';
 import { PATHS, SANDBOX_PREFIX, type Area } from '../http/paths.js';
 import { AREAS, INTERFACES } from '../interfaces.js';
-import { allowOnly } from '../http/routing.js';
+import { refuseOtherMethods } from '../http/routing.js';
 import { codeRoot, packageRoot } from '../core/package-root.cjs';
 import { SANDBOX_NAME, SANDBOX_NAME_RULE } from '../world/sandboxes.js';
 
@@ -85,6 +85,7 @@ const SettingsSchema = Type.Object({}, { additionalProperties: true, description
  * through the public control API and the three interfaces, like any other client.
  */
 export const uiRoutes: FastifyPluginAsyncTypebox<{ dir?: string }> = async (app, options) => {
+  const refuseOthers = refuseOtherMethods(app);
   installErrorHandling(app, { unsupportedMediaType: 400 });
   const files = pageFiles(options.dir);
   // Only reply.sendFile: the routes below decide which names exist, so that anything else
@@ -103,7 +104,6 @@ export const uiRoutes: FastifyPluginAsyncTypebox<{ dir?: string }> = async (app,
       return sendPageFile(files, 'index.html', request, reply);
     },
   );
-  allowOnly(app, '/', ['GET']);
 
   const settings = Buffer.from(JSON.stringify(pageSettings()));
   const settingsTag = `"${createHash('sha1').update(settings).digest('base64url')}"`;
@@ -118,7 +118,8 @@ export const uiRoutes: FastifyPluginAsyncTypebox<{ dir?: string }> = async (app,
     { schema: { hide: true, params: FileParamsSchema, response: { 200: PageSchema, 304: Type.Null(), 404: ErrorBodySchema } } },
     async (request, reply) => sendPageFile(files, request.params.file, request, reply),
   );
-  allowOnly(app, '/:file', ['GET']);
+  // 405 for the methods a path does not serve, from the routes above.
+  refuseOthers();
 };
 
 async function sendPageFile(files: PageFiles, name: string, request: FastifyRequest, reply: FastifyReply) {
