@@ -36,16 +36,6 @@ export interface BuildAppOptions {
   loggerInstance?: FastifyServerOptions['loggerInstance'];
 }
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** The default world (what paths without /sandbox/<name> are served by). */
-    world: ListedWorld;
-    /** @deprecated The same default world, by the name it had before sandboxes: use `world`. */
-    emulator: ListedWorld;
-    sandboxes: Sandboxes;
-  }
-}
-
 /**
  * The composition root. Reads nothing from the environment and does not listen: the caller
  * (server.ts, a test, an embedding program) decides both.

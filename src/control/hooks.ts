@@ -6,13 +6,27 @@ import { DomainError } from '../core/errors.js';
 import { STATUS_OF } from '../http/errors.js';
 import { refuseUndecodable, requestArea } from '../http/areas.js';
 import type { FaultVerdict } from '../world/faults.js';
+import type { StateFileWriter } from '../world/persistence.js';
 import { stopwatch } from '../core/clock.js';
 import { sendError } from '../http/errors.js';
 import { PATHS, type Area } from '../http/paths.js';
 
 export const CONTROL_PREFIX = PATHS.control;
 
+/**
+ * What the emulator adds to Fastify above the request pipeline (http/fastify.ts has the
+ * pipeline's): the worlds, which only this floor and above know the types of.
+ */
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** The default world (what paths without /sandbox/<name> are served by). */
+    world: World;
+    /** @deprecated The same default world, by the name it had before sandboxes: use `world`. */
+    emulator: World;
+    sandboxes: Sandboxes;
+    /** The state file's writer (control/persistence.ts); null without STATE_FILE. */
+    statePersistence: StateFileWriter | null;
+  }
   interface FastifyRequest {
     /** The world that serves this request: the default one, or the sandbox its path names. */
     world: World;

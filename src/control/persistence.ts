@@ -6,13 +6,6 @@ import { StateFileWriter, type OpenedStateFile } from '../world/persistence.js';
 import { stateFileText } from '../world/export-stream.js';
 import type { World } from '../interfaces.js';
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** The state file's writer; null without STATE_FILE. */
-    statePersistence: StateFileWriter | null;
-  }
-}
-
 export interface PersistenceOptions {
   /** The state file, already opened (and read) before the worlds were built; none without STATE_FILE. */
   opened?: OpenedStateFile;

@@ -1,13 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import './fastify.js';
 import { sendError } from './errors.js';
 import { ELSEWHERE, type Area, type AreaTable } from './paths.js';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The area of the request (requestArea), worked out once, before any other hook; null when its path cannot be decoded. */
-    area: Area | null;
-  }
-}
 
 const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/]*/i;
 const SLASH = 0x2f;

@@ -1,16 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { StoreOf } from '../http/routing.js';
-import type { AuthStore, Session } from './store.js';
+import type { AuthStore } from './store.js';
 import { sendError } from '../http/errors.js';
 import type { Area } from '../http/paths.js';
 import { refuseUndecodable, requestArea } from '../http/areas.js';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The session of a valid X-Auth-Token, set by the guard on protected paths. */
-    session: Session | null;
-  }
-}
 
 /**
  * One hook at the root checks X-Auth-Token for every protected route, so an unknown path
