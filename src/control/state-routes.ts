@@ -156,7 +156,9 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
       },
       async (request) => {
         // A bad state throws a domain error (400), which the error handler answers.
-        const read = await readStateBody(request.body as unknown as Buffer, 'body', parseState);
+        // No body at all (nothing sent) reaches here as null or undefined.
+        const body = request.body as unknown as Buffer | null | undefined;
+        const read = body === undefined || body === null ? ({ kind: 'empty' } as const) : await readStateBody(body, 'body', parseState);
         if (read.kind === 'invalid-json') throw new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY();
         if (read.kind !== 'state') throw badRequest('body: expected a JSON object with the state sections (users, tokens, grids, ...)');
         const counts = sectionCounts(read.state);

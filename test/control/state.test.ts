@@ -145,6 +145,15 @@ describe('GET and PUT /_emulator/state', () => {
     expect(readGrid.json().state).toBe('ALLOCATING');
   });
 
+  it('refuses a PUT without any body with 400, keeping the state', async () => {
+    ({ app } = await makeApp(fullSeed()));
+    const before = await exportState();
+    const put = await app.inject({ method: 'PUT', url: '/_emulator/state' });
+    expect(put.statusCode).toBe(400);
+    expect(put.json()).toEqual({ statusCode: 400, error: 'Bad Request', message: 'body: expected a JSON object with the state sections (users, tokens, grids, ...)' });
+    expect(await exportState()).toEqual(before);
+  });
+
   it('accepts a partial state: sections left out are empty', async () => {
     ({ app } = await makeApp(fullSeed()));
     const put = await app.inject({ method: 'PUT', url: '/_emulator/state', payload: { ...authSeed(), grids: [grid({ id: 555, name: 'Only' })] } });
