@@ -1,9 +1,11 @@
 /**
- * Every path prefix the emulator serves, and who may call what lies under it. The token
- * guard, the control hooks, the OpenAPI document and the dashboard all read this one table,
- * so a route cannot be protected in one place and open in another.
+ * Every path prefix the emulator serves, and who may call what lies under it. Each emulated
+ * interface's prefix is written here once, by its name in src/interfaces.ts: its routes.ts
+ * takes its `..._PREFIX` from here, and the typed client and the dashboard their URLs; the
+ * emulator's own paths follow. The table of areas (AreaTable) is made from these and each
+ * interface's declared areas, and the token guard, the control hooks, the OpenAPI document
+ * and the dashboard all read it, so a route cannot be protected in one place and open in another.
  */
-
 export const PATHS = {
   provisioning: '/concerto/services/rest/CloudService/v1',
   repository: '/concerto/services/rest/RepositoryService/v1',

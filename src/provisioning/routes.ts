@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { ErrorBodySchema, badRequest, installErrorHandling } from '../http/errors.js';
 import { refuseOtherMethods, parseId, type StoreOf } from '../http/routing.js';
 import type { ProvisioningStore } from './store.js';
+import { PATHS } from '../http/paths.js';
 import {
   ActionBodySchema,
   CloudServerListItemSchema,
@@ -14,7 +15,8 @@ import {
   RsdbSchema,
 } from './schemas.js';
 
-export const PROVISIONING_PREFIX = '/concerto/services/rest/CloudService/v1';
+/** Where the routes are served: its entry of the path table the client and the dashboard read. */
+export const PROVISIONING_PREFIX = PATHS.provisioning;
 
 const TAGS = ['Provisioning'];
 const READ_ERRORS = { 400: ErrorBodySchema, 401: ErrorBodySchema, 404: ErrorBodySchema };

@@ -7,8 +7,10 @@ import type { StoreOf } from '../http/routing.js';
 import type { AuthStore } from './store.js';
 import { firstValue, repeatable } from '../http/validation.js';
 import { LogInBodySchema, ObjectsResponseSchema, TokenResponseSchema, type Credentials, type LogInBody, type RepositoryObject } from './schemas.js';
+import { PATHS } from '../http/paths.js';
 
-export const REPOSITORY_PREFIX = '/concerto/services/rest/RepositoryService/v1';
+/** Where the routes are served: its entry of the path table the client and the dashboard read. */
+export const REPOSITORY_PREFIX = PATHS.repository;
 
 /** A log-in field as sent: `null` and (for the tenant) `""` mean it was left out. */
 const given = (value: string | null | undefined) => (value === null ? undefined : value);
