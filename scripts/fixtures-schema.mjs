@@ -4,7 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { helpIfAsked } from './help.mjs';
 
 helpIfAsked(import.meta.url);
-const { fixtureJsonSchemaText } = await import('../dist/world/fixture-schema.js');
+const { fixtureJsonSchemaText } = await import('../dist/fixture-schema.js');
 
 const target = new URL('../fixtures/fixture.schema.json', import.meta.url);
 writeFileSync(target, fixtureJsonSchemaText());

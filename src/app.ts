@@ -8,12 +8,11 @@ import { serializerOnFirstUse, validatorFactory } from './http/compile-on-first-
 import { World } from './world/world.js';
 import { Sandboxes } from './world/sandboxes.js';
 import { openStateFile } from './world/persistence.js';
-import { emptyState, type State } from './world/state.js';
+import { emptyState, parseState, type State } from './state.js';
 import { installAuthGuard } from './repository/guard.js';
-import { REPOSITORY_PREFIX, repositoryRoutes } from './repository/routes.js';
-import { PROVISIONING_PREFIX, provisioningRoutes } from './provisioning/routes.js';
-import { ANNOTATIONS_PREFIX, annotationRoutes } from './annotations/routes.js';
-import { ALERTS_PREFIX, alertRoutes } from './alerts/routes.js';
+import { AREAS, INTERFACES, type Interfaces, type World as ListedWorld } from './interfaces.js';
+import { installAreas } from './http/areas.js';
+import type { AnyInterface } from './http/interface.js';
 import { CONTROL_PREFIX, controlRoutes } from './control/routes.js';
 import { SANDBOX_NAME, installControlHooks, installWorlds } from './control/hooks.js';
 import { installPersistence } from './control/persistence.js';
@@ -37,16 +36,6 @@ export interface BuildAppOptions {
   loggerInstance?: FastifyServerOptions['loggerInstance'];
 }
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** The default world (what paths without /sandbox/<name> are served by). */
-    world: World;
-    /** The same default world, by the name it had before sandboxes. */
-    emulator: World;
-    sandboxes: Sandboxes;
-  }
-}
-
 /**
  * The composition root. Reads nothing from the environment and does not listen: the caller
  * (server.ts, a test, an embedding program) decides both.
@@ -58,9 +47,9 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   const opened =
     config.stateFile === undefined
       ? undefined
-      : await openStateFile(config.stateFile, config.fixturesDir, { mode: config.sandboxes, onUnloadable: config.stateFileSandboxes });
+      : await openStateFile(config.stateFile, config.fixturesDir, parseState, { mode: config.sandboxes, onUnloadable: config.stateFileSandboxes });
   const fixtures = options.fixtures ?? emptyState();
-  const world = new World(fixtures, clock, config, opened?.persisted?.state);
+  const world: ListedWorld = new World<Interfaces>(INTERFACES, fixtures, clock, config, opened?.persisted?.state as State | undefined);
   let seedTokens: Set<string> | undefined;
   const sandboxes = new Sandboxes({
     mode: config.sandboxes,
@@ -70,7 +59,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
     // was one, else the fixtures. Its reset goes back to the fixtures, as the default world's does.
     create: (name, state) => world.fork(name, state ?? opened?.persisted?.state),
     now: wallClock,
-    seedHasToken: (token) => (seedTokens ??= new Set((opened?.persisted?.state ?? fixtures).tokens.map((t) => t.token))).has(token),
+    seedHasToken: (token) => (seedTokens ??= new Set(((opened?.persisted?.state ?? fixtures) as State).tokens.map((t) => t.token))).has(token),
   });
   for (const s of opened?.persisted?.sandboxes ?? []) sandboxes.restore(s.name, world.fork(s.name, s.state), s.createdAt, s.lastUsedAt);
 
@@ -131,14 +120,15 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   installRequestId(app);
   // CORS before the guard (a preflight has no token); OpenAPI before the routes it lists.
   const installPreflights = installCors(app, { origins: config.corsOrigins, allowHeaders: config.corsAllowHeaders, credentials: config.corsCredentials });
-  await installOpenApi(app, config);
+  await installOpenApi(app, config, { tags: INTERFACES.map((i) => i.tag), areas: AREAS });
   // Then the world of the request (the default one or a sandbox's), which everything after reads.
+  installAreas(app, AREAS);
   installWorlds(app, world, sandboxes);
   // Preflights are answered once their world is known (so they are journaled), before any credential check.
   installPreflights();
   // Faults and the journal see every request; a fault strikes before the token check.
   installControlHooks(app);
-  installAuthGuard(app, { auth: (r) => r.world.stores.auth, alertsRequireToken: config.alertsRequireToken });
+  installAuthGuard(app, { auth: (r) => r.world.stores.repository.auth, alertsRequireToken: config.alertsRequireToken });
   await installPersistence(app, {
     opened,
     main: world,
@@ -148,11 +138,15 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
     worldMaxBytes: config.stateFileWorldMaxBytes,
   });
 
-  // Each interface gets its own store, through the request's world, and the settings it reads.
-  await app.register(repositoryRoutes, { prefix: REPOSITORY_PREFIX, auth: (r) => r.world.stores.auth, objects: (r) => r.world.stores.objects });
-  await app.register(provisioningRoutes, { prefix: PROVISIONING_PREFIX, store: (r) => r.world.stores.provisioning });
-  await app.register(annotationRoutes, { prefix: ANNOTATIONS_PREFIX, store: (r) => r.world.stores.annotations, config });
-  await app.register(alertRoutes, { prefix: ALERTS_PREFIX, store: (r) => r.world.stores.alerts, config });
+  // Each interface gets its own store, through the request's world, and the settings.
+  for (const i of INTERFACES as readonly AnyInterface[]) {
+    await app.register(i.routes, {
+      prefix: i.prefix,
+      store: (r) => (r.world.stores as Record<string, unknown>)[i.name],
+      stores: (r) => r.world.stores,
+      config,
+    });
+  }
   await app.register(controlRoutes, { prefix: CONTROL_PREFIX, world: (r) => r.world, sandboxes });
   await app.register(uiRoutes, { prefix: UI_PREFIX });
   await app.register(homeRoutes);

@@ -3,16 +3,18 @@ import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { buildApp } from './app.js';
 import { loadConfig, type Config, type ConfigKey } from './config.js';
 import { EmulatorClock, type ControllableClock } from './core/clock.js';
-import type { Emulator } from './world/world.js';
-import { emptyState, loadFixtures, parseState, type State } from './world/state.js';
+import type { World } from './interfaces.js';
+import { emptyState, loadFixtures, parseState, type State } from './state.js';
 
 export { buildApp, type BuildAppOptions } from './app.js';
 export { ConfigError, ConfigSchema, SETTINGS, loadConfig, type Config, type ConfigKey, type SettingInfo } from './config.js';
 export { EmulatorClock, ManualClock, type Clock, type ClockStatus, type ControllableClock } from './core/clock.js';
 export { FixtureError } from './core/fixtures.js';
 export { ErrorBodySchema, type ErrorBody } from './http/errors.js';
-export { FixtureFileSchema, StateSchema, emptyState, loadFixtures, parseState, type State } from './world/state.js';
-export type { Emulator } from './world/world.js';
+export { FixtureFileSchema, StateSchema, emptyState, loadFixtures, parseState, type State } from './state.js';
+export type { World } from './interfaces.js';
+/** @deprecated The name the world had before sandboxes: use World. */
+export type Emulator = World;
 
 export interface StartEmulatorOptions extends Partial<Omit<Config, 'fixturesDir'>> {
   /**
@@ -35,7 +37,10 @@ export interface RunningEmulator {
   /** Base URL of the annotation and alert interfaces ({rum_base_url}). */
   rumUrl: string;
   app: FastifyInstance;
-  emulator: Emulator;
+  /** The default world: its stores, clock, faults and journal. */
+  world: World;
+  /** @deprecated The same world, by the name it had before sandboxes: use `world`. */
+  emulator: World;
   clock: ControllableClock;
   config: Config;
   /** Back to the seed the emulator started with. */
@@ -99,20 +104,21 @@ export async function launch(
     throw err;
   }
   const url = baseUrl(app.server.address() as AddressInfo);
-  const { emulator } = app;
+  const { world } = app;
   return {
     url,
     provisioningUrl: `${url}/concerto/services/rest/CloudService/v1`,
     rumUrl: `${url}/concerto/mpulse`,
     app,
-    emulator,
+    world,
+    emulator: world,
     clock,
     config,
-    reset: () => emulator.reset(),
+    reset: () => world.reset(),
     advance: (ms) => clock.advance(ms),
     now: () => clock.now(),
-    state: () => emulator.exportState(),
-    load: (state) => emulator.replace(parseState({ ...emptyState(), ...state }, 'load()')),
+    state: () => world.exportState(),
+    load: (state) => world.replace(parseState({ ...emptyState(), ...state }, 'load()')),
     close: () => app.close(),
   };
 }

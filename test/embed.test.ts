@@ -91,6 +91,15 @@ describe('startEmulator', () => {
     expect(() => emu!.load({ tokens: [{ token: 'x', userName: 'ghost', neverExpires: true }] })).toThrow(FixtureError);
   });
 
+  it('hands out the default world as `world`, and as the deprecated `emulator` and `app.emulator`', async () => {
+    emu = await startEmulator({ fixtures: seed });
+    expect(emu.world).toBe(emu.app.world);
+    expect(emu.emulator).toBe(emu.world);
+    expect(emu.app.emulator).toBe(emu.world);
+    expect(Object.keys(emu.world.stores)).toEqual(['repository', 'provisioning', 'annotations', 'alerts']);
+    expect(emu.world.stores.repository.auth.use('embed-token')?.userName).toBe(USER.userName);
+  });
+
   it('takes any setting as an option and refuses bad ones with ConfigError', async () => {
     emu = await startEmulator({ fixtures: seed, alertsRequireToken: true });
     expect(emu.config.alertsRequireToken).toBe(true);

@@ -8,8 +8,10 @@ import { keepJournalText } from '../http/bodies.js';
 import { noContent, type StoreOf } from '../http/routing.js';
 import type { AlertStore } from './store.js';
 import { AlertParamsSchema, ClearBodySchema, FireBodySchema } from './schemas.js';
+import { PATHS } from '../http/paths.js';
 
-export const ALERTS_PREFIX = '/concerto/mpulse/api/alerts';
+/** Where the routes are served: its entry of the path table the client and the dashboard read. */
+export const ALERTS_PREFIX = PATHS.alerts;
 
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorBodySchema]));
 

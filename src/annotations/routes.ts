@@ -26,8 +26,10 @@ import {
   type AnnotationUpdateBody,
 } from './schemas.js';
 import type { AnnotationFilter } from './store.js';
+import { PATHS } from '../http/paths.js';
 
-export const ANNOTATIONS_PREFIX = '/concerto/mpulse/api/annotations/v1';
+/** Where the routes are served: its entry of the path table the client and the dashboard read. */
+export const ANNOTATIONS_PREFIX = PATHS.annotations;
 
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((code) => [code, ErrorBodySchema]));
 

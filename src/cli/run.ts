@@ -1,5 +1,5 @@
 import { loadConfig } from '../config.js';
-import { loadFixtures, SECTION_NAMES } from '../world/state.js';
+import { loadFixtures, SECTION_NAMES } from '../state.js';
 import { version } from '../config.js';
 import { helpText, parseArgs, UsageError } from './args.js';
 import { serve, userFacingStartupError } from './serve.js';

@@ -34,7 +34,7 @@ import type {
   ResourceLifecycleSchema,
 } from '../control/schemas.js';
 import type { Alert } from '../alerts/schemas.js';
-import type { FixtureFileSchema, State } from '../world/state.js';
+import type { FixtureFileSchema, State } from '../state.js';
 import type { ErrorBody } from '../http/errors.js';
 import { PATHS } from '../http/paths.js';
 import type { SandboxListSchema, SandboxSummarySchema } from '../control/sandbox-routes.js';

@@ -1,21 +1,21 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { World } from '../world/world.js';
+import type { World } from '../interfaces.js';
 import type { StoreOf } from '../http/routing.js';
 import { ErrorBodySchema } from '../http/errors.js';
-import { allowOnly } from '../http/routing.js';
+import { refuseOtherMethods } from '../http/routing.js';
 import { AlertParamsSchema, AlertSeedSchema } from '../alerts/schemas.js';
 import { AlertPatchBodySchema } from './schemas.js';
 
 /** Alerts as the user interface would show them: enabled or not, and everything sent through them. */
 export const alertControlRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> = async (app, { world }) => {
+  const refuseOthers = refuseOtherMethods(app);
   /** GET /_emulator/alerts: every alert with its state and fire/clear history. */
   app.get(
     '/alerts',
     { schema: { tags: ['Control'], summary: 'Every alert with its state and fire/clear history', response: { 200: Type.Array(AlertSeedSchema) } } },
     async (request) => world(request).stores.alerts.list(),
   );
-  allowOnly(app, '/alerts', ['GET']);
 
   /** GET /_emulator/alerts/:uid: one alert, with what each fire carried (message, subject). */
   app.get(
@@ -45,5 +45,6 @@ export const alertControlRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<Worl
     },
     async (request) => world(request).stores.alerts.setEnabled(request.params.uid, request.body.enabled),
   );
-  allowOnly(app, '/alerts/:uid', ['GET', 'PATCH']);
+  // 405 for the methods a path does not serve, from the routes above.
+  refuseOthers();
 };

@@ -1,14 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { World } from '../world/world.js';
+import type { World } from '../interfaces.js';
 import type { StoreOf } from '../http/routing.js';
 import { LATEST_INSTANT } from '../core/clock.js';
 import { ErrorBodySchema, badRequest, notFound } from '../http/errors.js';
-import { allowOnly } from '../http/routing.js';
+import { refuseOtherMethods } from '../http/routing.js';
 import { AdvanceBodySchema, AdvanceResultSchema, ClockSettingsBodySchema, ClockStatusSchema, type AdvanceBody, type ClockStatusBody } from './schemas.js';
 
 export function clockStatus(world: World): ClockStatusBody {
   const status = world.clock.status();
-  const next = world.stores.provisioning.nextTransitionAt();
+  const next = world.nextTransitionAt();
   return { ...status, ...(next !== undefined ? { nextTransitionAt: next } : {}) };
 }
 
@@ -21,13 +21,13 @@ function target(world: World, body: AdvanceBody, now: number): number | undefine
   if (body.ms !== undefined) return now + body.ms;
   if (body.until !== undefined) {
     const { kind, id } = body.until;
-    const settlesAt = world.stores.provisioning.settlesAt(kind, id);
+    const settlesAt = world.settlesAt(kind, id);
     if (settlesAt === undefined) throw notFound(`body field 'until': no ${kind} ${id}`);
     // null: never started, so there is nothing to wait for.
     return settlesAt ?? undefined;
   }
   const to = body.to!;
-  if (to === 'next') return world.stores.provisioning.nextTransitionAt();
+  if (to === 'next') return world.nextTransitionAt();
   const at = typeof to === 'number' ? to : Date.parse(to);
   if (Number.isNaN(at)) throw badRequest(`body field 'to': '${to}' is neither "next", epoch ms nor an ISO 8601 date-time`);
   if (at < now) {
@@ -38,6 +38,7 @@ function target(world: World, body: AdvanceBody, now: number): number | undefine
 
 /** Emulated time: read it, move it forward, speed it up, slow it down or stop it. */
 export const clockRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> = async (app, { world }) => {
+  const refuseOthers = refuseOtherMethods(app);
   /** GET /_emulator/clock: emulated time, scale, frozen, and the next lifecycle transition. */
   app.get(
     '/clock',
@@ -63,7 +64,6 @@ export const clockRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
       return clockStatus(world(request));
     },
   );
-  allowOnly(app, '/clock', ['GET', 'PUT']);
 
   /** POST /_emulator/clock/advance: move time forward; every lifecycle follows at once. */
   app.post(
@@ -89,5 +89,6 @@ export const clockRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
       return { ...clockStatus(world(request)), advancedMs };
     },
   );
-  allowOnly(app, '/clock/advance', ['POST']);
+  // 405 for the methods a path does not serve, from the routes above.
+  refuseOthers();
 };

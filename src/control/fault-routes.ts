@@ -1,13 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { World } from '../world/world.js';
+import type { World } from '../interfaces.js';
 import type { StoreOf } from '../http/routing.js';
 import { ErrorBodySchema, notFound } from '../http/errors.js';
-import { allowOnly } from '../http/routing.js';
+import { refuseOtherMethods } from '../http/routing.js';
 import { FaultIdParamsSchema, FaultRuleInputSchema, FaultRuleSchema } from './schemas.js';
 
 /** Fault injection: rules that make matching requests fail, slow down or drop. */
 export const faultRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> = async (app, { world }) => {
+  const refuseOthers = refuseOtherMethods(app);
   /** POST /_emulator/faults: add a rule; it applies from the next request on. */
   app.post(
     '/faults',
@@ -41,7 +42,6 @@ export const faultRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
       return reply.code(204).send(null);
     },
   );
-  allowOnly(app, '/faults', ['GET', 'POST', 'DELETE']);
 
   /** GET /_emulator/faults/:id: one rule. */
   app.get(
@@ -77,5 +77,6 @@ export const faultRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
       return reply.code(204).send(null);
     },
   );
-  allowOnly(app, '/faults/:id', ['GET', 'DELETE']);
+  // 405 for the methods a path does not serve, from the routes above.
+  refuseOthers();
 };

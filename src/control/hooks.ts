@@ -1,11 +1,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import type { World, Emulator } from '../world/world.js';
+import type { World } from '../interfaces.js';
 import { Sandboxes } from '../world/sandboxes.js';
 import { DomainError, missing } from '../core/errors.js';
 import { STATUS_OF } from '../http/errors.js';
-import { refuseUndecodable, requestArea } from '../repository/guard.js';
+import { refuseUndecodable, requestArea } from '../http/areas.js';
 import type { FaultVerdict } from '../world/faults.js';
+import type { StateFileWriter } from '../world/persistence.js';
 import { stopwatch } from '../core/clock.js';
 import { errorBody, sendError } from '../http/errors.js';
 import { PATHS, type Area } from '../http/paths.js';
@@ -13,7 +14,20 @@ import { keepJournalText } from '../http/bodies.js';
 
 export const CONTROL_PREFIX = PATHS.control;
 
+/**
+ * What the emulator adds to Fastify above the request pipeline (http/fastify.ts has the
+ * pipeline's): the worlds, which only this floor and above know the types of.
+ */
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** The default world (what paths without /sandbox/<name> are served by). */
+    world: World;
+    /** @deprecated The same default world, by the name it had before sandboxes: use `world`. */
+    emulator: World;
+    sandboxes: Sandboxes;
+    /** The state file's writer (control/persistence.ts); null without STATE_FILE. */
+    statePersistence: StateFileWriter | null;
+  }
   interface FastifyRequest {
     /** The world that serves this request: the default one, or the sandbox its path names. */
     world: World;
@@ -112,7 +126,7 @@ function dropBodyOf(request: FastifyRequest): 'unmatched' | undefined {
  * Hands the journal what the request already holds (its headers by reference, the body's
  * text as sent): the journal cuts the body to its limit and masks secrets when recording.
  */
-function record(emulator: Emulator, request: FastifyRequest, status: number, responseSize: number): number {
+function record(emulator: World, request: FastifyRequest, status: number, responseSize: number): number {
   const elapsedMs = stopwatch() - request.startedAt;
   return emulator.journal.record(
     request.arrivedAt,
@@ -140,7 +154,7 @@ function adminTokenProblem(request: FastifyRequest, expected: string): string | 
 }
 
 /** Answers 401 and returns true when the control API needs an admin token this request lacks. */
-function refuseWithoutAdminToken(request: FastifyRequest, reply: FastifyReply, emulator: Emulator): boolean {
+function refuseWithoutAdminToken(request: FastifyRequest, reply: FastifyReply, emulator: World): boolean {
   const expected = emulator.config.adminToken;
   if (expected === undefined) return false;
   const problem = adminTokenProblem(request, expected);
@@ -150,7 +164,7 @@ function refuseWithoutAdminToken(request: FastifyRequest, reply: FastifyReply, e
 }
 
 /** Calls `done` when the request may go on (after any latency), or answers it instead. */
-function injectFaults(request: FastifyRequest, reply: FastifyReply, emulator: Emulator, done: HookHandlerDoneFunction): void {
+function injectFaults(request: FastifyRequest, reply: FastifyReply, emulator: World, done: HookHandlerDoneFunction): void {
   // Without rules (the usual case) there is nothing to judge, and no facts to gather.
   if (emulator.faults.isEmpty) return done();
   // The path as sent, cut where the router cuts it: before the query or a fragment.
@@ -162,7 +176,7 @@ function injectFaults(request: FastifyRequest, reply: FastifyReply, emulator: Em
   else answerFault(request, reply, emulator, verdict.answer, done);
 }
 
-function answerFault(request: FastifyRequest, reply: FastifyReply, emulator: Emulator, answer: FaultVerdict['answer'], done: HookHandlerDoneFunction): void {
+function answerFault(request: FastifyRequest, reply: FastifyReply, emulator: World, answer: FaultVerdict['answer'], done: HookHandlerDoneFunction): void {
   if (!answer) return done();
   if ('drop' in answer.action) {
     // A hijacked request never reaches onResponse, so it is journaled here.
@@ -236,7 +250,8 @@ export function installWorlds(app: FastifyInstance, main: World, sandboxes: Sand
     request.sandbox = name;
     try {
       const found = sandboxes.find(name);
-      if (found) return arrived(request, found, done);
+      // Every world of the app is forked from `main`, so it serves the listed interfaces.
+      if (found) return arrived(request, found as World, done);
       // A preflight carries no credentials and makes nothing: to a sandbox not made yet it is
       // answered (by answerPreflights) with no world, and so not journaled.
       if (request.method === 'OPTIONS') return done();
@@ -263,7 +278,7 @@ export function installWorlds(app: FastifyInstance, main: World, sandboxes: Sand
         );
       }
       (request as { [PENDING]?: string })[PENDING] = name;
-      return arrived(request, sandboxes.provisional(name), done);
+      return arrived(request, sandboxes.provisional(name) as World, done);
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
       sendPlainError(reply, err);
@@ -285,11 +300,11 @@ export function installWorlds(app: FastifyInstance, main: World, sandboxes: Sand
       if (world !== request.world) {
         // Made by another request meanwhile, perhaps from a state of its own: the session
         // token is judged again in the world that will serve the request.
-        if (request.session && !world.stores.auth.use(request.session.token)) {
+        if (request.session && !(world as World).stores.repository.auth.use(request.session.token)) {
           sendError(reply, 401, 'the security token is invalid or expired');
           return;
         }
-        request.world = world;
+        request.world = world as World;
       }
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { World } from '../world/world.js';
+import type { World } from '../interfaces.js';
 import type { StoreOf } from '../http/routing.js';
 import { ErrorBodySchema, badRequest } from '../http/errors.js';
-import { allowOnly } from '../http/routing.js';
+import { refuseOtherMethods } from '../http/routing.js';
 import {
   JournalCountSchema,
   JournalFindBodySchema,
@@ -35,6 +35,7 @@ function searching<T>(matcher: JournalMatcher, search: () => T): T {
 
 /** The request journal: what the system under test sent, and what it got back. */
 export const journalRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> = async (app, { world }) => {
+  const refuseOthers = refuseOtherMethods(app);
   /** GET /_emulator/journal: recorded requests, newest first, optionally filtered. */
   app.get(
     '/journal',
@@ -62,7 +63,6 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }>
       return reply.code(204).send(null);
     },
   );
-  allowOnly(app, '/journal', ['GET', 'DELETE']);
 
   /** POST /_emulator/journal/count: how many requests held match, for a test to assert on. */
   app.post(
@@ -81,7 +81,6 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }>
       return { count: items, ...(next !== undefined ? { next } : {}) };
     },
   );
-  allowOnly(app, '/journal/count', ['POST']);
 
   /** POST /_emulator/journal/find: the matching requests themselves, newest first. */
   app.post(
@@ -100,5 +99,6 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }>
       return { entries: items, ...(next !== undefined ? { next } : {}) };
     },
   );
-  allowOnly(app, '/journal/find', ['POST']);
+  // 405 for the methods a path does not serve, from the routes above.
+  refuseOthers();
 };

@@ -5,7 +5,8 @@ import { FixtureError } from '../core/fixtures.js';
 import type { Sandboxes } from '../world/sandboxes.js';
 import { StateFileWriter, type OpenedStateFile } from '../world/persistence.js';
 import { stateFileText, type SeedReference } from '../world/export-stream.js';
-import type { World } from '../world/world.js';
+import type { World } from '../interfaces.js';
+import type { World as AnyWorld } from '../world/world.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -28,9 +29,9 @@ export interface PersistenceOptions {
 }
 
 /** A number for each world object, so that a sandbox replaced by another of the same name counts as a change. */
-const worldIds = new WeakMap<World, number>();
+const worldIds = new WeakMap<AnyWorld, number>();
 let nextWorldId = 0;
-function idOf(world: World): number {
+function idOf(world: AnyWorld): number {
   let id = worldIds.get(world);
   if (id === undefined) worldIds.set(world, (id = ++nextWorldId));
   return id;
@@ -63,7 +64,7 @@ export async function installPersistence(
   // anyway. The fixtures always; the default world's state (as the file then holds it) only
   // while the default world is still what this start loaded.
   const started = persisted?.state;
-  const referenceOf = (world: World): SeedReference | undefined => {
+  const referenceOf = (world: AnyWorld): SeedReference | undefined => {
     const from = world.untouchedFrom();
     if (from === undefined) return undefined;
     if (from === world.seedState) return 'fixtures';

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { World } from '../world/world.js';
+import type { World } from '../interfaces.js';
 import type { Sandboxes } from '../world/sandboxes.js';
 import type { StoreOf } from '../http/routing.js';
 import { sandboxRoutes } from './sandbox-routes.js';

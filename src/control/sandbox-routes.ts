@@ -3,9 +3,9 @@ import { errorCodes } from 'fastify';
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { invalid, missing } from '../core/errors.js';
 import { ErrorBodySchema } from '../http/errors.js';
-import { allowOnly } from '../http/routing.js';
+import { refuseOtherMethods } from '../http/routing.js';
 import { SANDBOX_NAME_RULE, type Sandboxes } from '../world/sandboxes.js';
-import { StateSchema } from '../world/state.js';
+import { StateSchema, parseState } from '../state.js';
 import { readStateBody } from '../world/state-parser.js';
 import type { StoreOf } from '../http/routing.js';
 import type { World } from '../world/world.js';
@@ -32,6 +32,7 @@ const NameParamsSchema = Type.Object({ name: Type.String({ description: SANDBOX_
  * its siblings), under the same ADMIN_TOKEN rule.
  */
 export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandboxes: Sandboxes; world: StoreOf<World> }> = async (app, { sandboxes, world }) => {
+  const refuseOthers = refuseOtherMethods(app);
   // Management belongs to the default world; under /sandbox/<name>/ these paths do not exist.
   app.addHook('onRequest', (request, reply, done) => {
     if (request.sandbox !== null) {
@@ -47,7 +48,6 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandboxes: Sandboxes; wo
     { schema: { tags: ['Control'], summary: 'List the sandboxes (isolated worlds under /sandbox/<name>)', response: { 200: SandboxListSchema } } },
     async () => ({ sandboxes: sandboxes.list(), max: sandboxes.max, mode: sandboxes.mode }),
   );
-  allowOnly(app, '/sandboxes', ['GET']);
 
   /** GET /_emulator/sandboxes/<name>: one sandbox's summary. */
   app.get(
@@ -84,7 +84,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandboxes: Sandboxes; wo
         // Imports into this sandbox wait for one another; those into other worlds do not wait for them.
         const { importQueueMax, importQueueMaxBytes } = world(request).config;
         const bounds = { maxBodies: importQueueMax, maxBytes: importQueueMaxBytes };
-        const read = body === undefined || body === null ? undefined : await readStateBody(body, 'body', name, bounds);
+        const read = body === undefined || body === null ? undefined : await readStateBody(body, 'body', parseState, name, bounds);
         if (read?.kind === 'invalid-json') throw new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY();
         if (read?.kind === 'not-object') {
           throw invalid('body: expected a JSON object with the state sections (users, tokens, grids, ...), or no body for the seed');
@@ -105,5 +105,6 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandboxes: Sandboxes; wo
       return reply.code(204).send(null);
     },
   );
-  allowOnly(app, '/sandboxes/:name', ['GET', 'PUT', 'DELETE']);
+  // 405 for the methods a path does not serve, from the routes above.
+  refuseOthers();
 };

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { World } from '../world/world.js';
+import type { World } from '../interfaces.js';
 import type { StoreOf } from '../http/routing.js';
 import { ErrorBodySchema, badRequest, notFound } from '../http/errors.js';
-import { allowOnly, parseId } from '../http/routing.js';
+import { refuseOtherMethods, parseId } from '../http/routing.js';
 import { DEFAULT_ENVIRONMENT_DURATIONS, DEFAULT_GRID_DURATIONS, DEFAULT_RSDB_DURATIONS } from '../provisioning/lifecycles.js';
 import {
   LifecyclesSchema,
@@ -33,6 +33,7 @@ function lifecycleOf(world: World, kind: ResourceKind, id: number) {
 
 /** Lifecycle scenarios: where every resource is, and steering what happens next. */
 export const scenarioRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> = async (app, { world }) => {
+  const refuseOthers = refuseOtherMethods(app);
   /** GET /_emulator/lifecycles: every lifecycle table, and each resource's state and next transition. */
   app.get(
     '/lifecycles',
@@ -52,7 +53,6 @@ export const scenarioRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }
       };
     },
   );
-  allowOnly(app, '/lifecycles', ['GET']);
 
   /** GET /_emulator/lifecycles/:kind/:id: one resource's state, since when, and what comes next. */
   app.get(
@@ -70,7 +70,6 @@ export const scenarioRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }
       return lifecycleOf(world(request), kind, id);
     },
   );
-  allowOnly(app, '/lifecycles/:kind/:id', ['GET']);
 
   /** PUT /_emulator/lifecycles/:kind/:id/next-start: choose how the next start of a grid, environment or RSDB ends. */
   app.put(
@@ -108,7 +107,6 @@ export const scenarioRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }
       return reply.code(204).send(null);
     },
   );
-  allowOnly(app, '/lifecycles/:kind/:id/next-start', ['PUT', 'DELETE']);
 
   /** POST /_emulator/lifecycles/environment/:id/externally-terminate: someone else kills a RUNNING environment. */
   app.post(
@@ -127,7 +125,6 @@ export const scenarioRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }
       return lifecycleOf(world(request), kind, id);
     },
   );
-  allowOnly(app, '/lifecycles/:kind/:id/externally-terminate', ['POST']);
 
   /** POST /_emulator/lifecycles/cloudServer/:id/fail: a cloud server fails now. */
   app.post(
@@ -146,5 +143,6 @@ export const scenarioRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }
       return lifecycleOf(world(request), kind, id);
     },
   );
-  allowOnly(app, '/lifecycles/:kind/:id/fail', ['POST']);
+  // 405 for the methods a path does not serve, from the routes above.
+  refuseOthers();
 };

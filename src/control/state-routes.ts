@@ -2,12 +2,12 @@ import { Readable } from 'node:stream';
 import { errorCodes, type FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { World } from '../world/world.js';
+import type { World } from '../interfaces.js';
 import { readStateBody } from '../world/state-parser.js';
 import type { StoreOf } from '../http/routing.js';
 import { ErrorBodySchema, badRequest } from '../http/errors.js';
-import { allowOnly } from '../http/routing.js';
-import { SECTION_NAMES, StateSchema, type SectionName, type State } from '../world/state.js';
+import { refuseOtherMethods } from '../http/routing.js';
+import { SECTION_NAMES, StateSchema, parseState, type SectionName, type State } from '../state.js';
 import { exportText, type ListSerializer } from '../world/export-stream.js';
 import { HealthSchema, ReplaceResultSchema, ResetResultSchema } from './schemas.js';
 
@@ -60,6 +60,7 @@ function sectionCounts(state: State): Record<string, number> {
 
 /** Health, reset, and export/import of the whole state. */
 export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> = async (app, { world }) => {
+  const refuseOthers = refuseOtherMethods(app);
   /**
    * GET /_emulator/health: fixtures are loaded and the server answers (the container's health
    * check). 503 while the state file cannot be written, so that a health check notices that
@@ -97,7 +98,6 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
       };
     },
   );
-  allowOnly(app, '/health', ['GET']);
 
   /** POST /_emulator/reset: back to the seed the process started with. */
   app.post(
@@ -115,7 +115,6 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
       return { status: 'reset' as const, clock: world(request).clock.status(), counts: world(request).counts() };
     },
   );
-  allowOnly(app, '/reset', ['POST']);
 
   /**
    * GET /_emulator/state: the whole state in the fixture format (an export is a valid fixture
@@ -135,7 +134,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
     async (request, reply) => {
       const snapshot = world(request).snapshot();
       // Compiled on the first export, once per section: Fastify keeps them for the route.
-      const serializerOf = (name: SectionName) => reply.compileSerializationSchema(EXPORT_SCHEMAS[name], '200') as unknown as ListSerializer;
+      const serializerOf = (name: string) => reply.compileSerializationSchema(EXPORT_SCHEMAS[name as SectionName], '200') as unknown as ListSerializer;
       const body = Readable.from(exportText(snapshot, SECTION_NAMES, serializerOf), { objectMode: false, highWaterMark: 64 * 1024 });
       // A stream is sent as it is; the response schema still documents the route.
       return reply.type('application/json; charset=utf-8').send(body as unknown as State);
@@ -165,7 +164,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
         if (body === null || body === undefined) throw badRequest(NOT_A_STATE);
         // A bad state throws a domain error (400), which the error handler answers.
         const { importQueueMax, importQueueMaxBytes } = world(request).config;
-        const read = await readStateBody(body, 'body', request.sandbox ?? '', { maxBodies: importQueueMax, maxBytes: importQueueMaxBytes });
+        const read = await readStateBody(body, 'body', parseState, request.sandbox ?? '', { maxBodies: importQueueMax, maxBytes: importQueueMaxBytes });
         if (read.kind === 'invalid-json') throw new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY();
         if (read.kind !== 'state') throw badRequest(NOT_A_STATE);
         const counts = sectionCounts(read.state);
@@ -174,5 +173,6 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
       },
     );
   });
-  allowOnly(app, '/state', ['GET', 'PUT']);
+  // 405 for the methods a path does not serve, from the routes above.
+  refuseOthers();
 };

@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { ErrorBodySchema } from './errors.js';
 import type { Config } from '../config.js';
 import { version } from '../config.js';
-import { PATHS, SANDBOX_PREFIX, areaOf } from './paths.js';
+import { PATHS, SANDBOX_PREFIX, type AreaTable } from './paths.js';
 
 export const OPENAPI_PATH = PATHS.openapi;
 export const DOCS_PATH = PATHS.docs;
@@ -44,12 +44,24 @@ Every error answers \`{"statusCode", "error", "message"}\`. The demo session tok
  * drift from what the server validates and sends. Must be registered before the routes:
  * @fastify/swagger collects them as they are added.
  */
-export async function installOpenApi(app: FastifyInstance, config: Config): Promise<void> {
+export async function installOpenApi(
+  app: FastifyInstance,
+  config: Config,
+  {
+    tags,
+    areas,
+  }: {
+    /** The tag of each emulated interface, in order; the control API's follows. */
+    tags: ReadonlyArray<{ name: string; description?: string }>;
+    /** Who may call what: the document says which operations need which credentials. */
+    areas: AreaTable;
+  },
+): Promise<void> {
   const needsToken = (url: string) => {
-    const { access } = areaOf(url);
+    const { access } = areas.of(url);
     return access === 'token' || (access === 'alert' && config.alertsRequireToken);
   };
-  const needsAdmin = (url: string) => config.adminToken !== undefined && areaOf(url).access === 'admin';
+  const needsAdmin = (url: string) => config.adminToken !== undefined && areas.of(url).access === 'admin';
 
   await app.register(swagger, {
     openapi: {
@@ -64,13 +76,7 @@ export async function installOpenApi(app: FastifyInstance, config: Config): Prom
               { url: `${SANDBOX_PREFIX}{sandbox}`, description: 'an isolated sandbox', variables: { sandbox: { default: 'w1' } } },
             ],
           }),
-      tags: [
-        { name: 'Provisioning', description: 'grids, cloud servers, RSDBs, test environments' },
-        { name: 'Repository', description: 'tokens and object look-up' },
-        { name: 'Annotations' },
-        { name: 'Alerts' },
-        { name: 'Control', description: 'the emulator itself: health, reset, state, time' },
-      ],
+      tags: [...tags.map((t) => ({ ...t })), { name: 'Control', description: 'the emulator itself: health, reset, state, time' }],
       components: {
         securitySchemes: {
           XAuthToken: { type: 'apiKey', in: 'header', name: 'X-Auth-Token', description: 'session token from PUT .../Tokens; demo: demo-token' },

@@ -1,9 +1,11 @@
 /**
- * Every path prefix the emulator serves, and who may call what lies under it. The token
- * guard, the control hooks, the OpenAPI document and the dashboard all read this one table,
- * so a route cannot be protected in one place and open in another.
+ * Every path prefix the emulator serves, and who may call what lies under it. Each emulated
+ * interface's prefix is written here once, by its name in src/interfaces.ts: its routes.ts
+ * takes its `..._PREFIX` from here, and the typed client and the dashboard their URLs; the
+ * emulator's own paths follow. The table of areas (AreaTable) is made from these and each
+ * interface's declared areas, and the token guard, the control hooks, the OpenAPI document
+ * and the dashboard all read it, so a route cannot be protected in one place and open in another.
  */
-
 export const PATHS = {
   provisioning: '/concerto/services/rest/CloudService/v1',
   repository: '/concerto/services/rest/RepositoryService/v1',
@@ -40,27 +42,12 @@ const area = (prefix: string, access: Access, tree = true): Area => ({
   control: prefix === PATHS.control || prefix.startsWith(`${PATHS.control}/`),
 });
 
-/**
- * Most specific first: the first area that holds a path decides. The trees are wider than
- * the versioned prefixes the routes use, so that an unknown version of a protected interface
- * is refused like the interface itself.
- */
-export const AREAS: readonly Area[] = [
-  area(PATHS.health, 'open', false),
-  area(PATHS.openapi, 'open', false),
-  // A browser cannot add a Bearer header to a page load, and these pages hold no state; the
-  // dashboard asks for the admin token itself and sends it on its API calls.
-  area(PATHS.docs, 'open'),
-  area(PATHS.ui, 'open'),
-  area(PATHS.control, 'admin'),
-  area('/concerto/services/rest/CloudService', 'token'),
-  area(`${PATHS.repository}/Objects`, 'token'),
-  area(`${PATHS.repository}/Tokens`, 'open'),
-  area('/concerto/mpulse/api/annotations', 'token'),
-  area(PATHS.alerts, 'alert'),
-  // The home page (GET /) belongs to the emulator itself: open, and left alone by faults and the journal.
-  { prefix: '/', tree: false, access: 'open', control: true },
-];
+/** An interface's area as it declares it (http/interface.ts). */
+export interface DeclaredArea {
+  readonly prefix: string;
+  readonly access: Access;
+  readonly tree?: boolean;
+}
 
 /** Paths outside every area: open, and not part of the control API. */
 export const ELSEWHERE: Area = { prefix: '/', tree: true, access: 'open', control: false };
@@ -69,22 +56,47 @@ function holds(a: Area, path: string): boolean {
   return path === a.prefix || (a.tree && path.length > a.prefix.length && path.startsWith(a.prefix) && path.charCodeAt(a.prefix.length) === 0x2f);
 }
 
-/** The area of a path spelled exactly as the routes are (a route's pattern). */
-export function areaOf(path: string): Area {
-  for (const a of AREAS) if (holds(a, path)) return a;
-  return ELSEWHERE;
-}
+/** Who may call what, for the emulator's own paths and the areas of its interfaces. */
+export class AreaTable {
+  /**
+   * Most specific first: the first area that holds a path decides. An interface's trees may
+   * be wider than the versioned prefix its routes use, so that an unknown version of a
+   * protected interface is refused like the interface itself.
+   */
+  readonly areas: readonly Area[];
+  private readonly lower: readonly Area[];
 
-const LOWER_AREAS = AREAS.map((a) => ({ ...a, prefix: a.prefix.toLowerCase() }));
+  constructor(interfaceAreas: readonly DeclaredArea[]) {
+    this.areas = [
+      area(PATHS.health, 'open', false),
+      area(PATHS.openapi, 'open', false),
+      // A browser cannot add a Bearer header to a page load, and these pages hold no state; the
+      // dashboard asks for the admin token itself and sends it on its API calls.
+      area(PATHS.docs, 'open'),
+      area(PATHS.ui, 'open'),
+      area(PATHS.control, 'admin'),
+      ...interfaceAreas.map((a) => area(a.prefix, a.access, a.tree ?? true)),
+      // The home page (GET /) belongs to the emulator itself: open, and left alone by faults and the journal.
+      { prefix: '/', tree: false, access: 'open', control: true },
+    ];
+    this.lower = this.areas.map((a) => ({ ...a, prefix: a.prefix.toLowerCase() }));
+  }
 
-/**
- * The area of a path no route matched, compared without regard to case: an unknown path that
- * looks like it belongs to a protected interface is refused without credentials (401), not
- * answered 404, so that a caller without a token learns nothing of what exists.
- */
-export function areaOfUnmatched(canonical: string): Area {
-  for (const a of LOWER_AREAS) if (holds(a, canonical)) return a;
-  return ELSEWHERE;
+  /** The area of a path spelled exactly as the routes are (a route's pattern). */
+  of(path: string): Area {
+    for (const a of this.areas) if (holds(a, path)) return a;
+    return ELSEWHERE;
+  }
+
+  /**
+   * The area of a path no route matched, compared without regard to case: an unknown path that
+   * looks like it belongs to a protected interface is refused without credentials (401), not
+   * answered 404, so that a caller without a token learns nothing of what exists.
+   */
+  ofUnmatched(canonical: string): Area {
+    for (const a of this.lower) if (holds(a, canonical)) return a;
+    return ELSEWHERE;
+  }
 }
 
 /** Every path above is also served below `/sandbox/<name>`, in that sandbox's own world. */

@@ -1,11 +1,5 @@
 import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The sandbox a request to /sandbox/<name>/... is for, as named in its path; null for the default world. */
-    sandbox: string | null;
-  }
-}
+import './fastify.js';
 
 /**
  * One log line per request, written when the response is finished, instead of Fastify's

@@ -2,6 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 
 import { badRequest, sendError } from './errors.js';
 
 const METHODS: HTTPMethods[] = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT'];
+/** The order of the methods an Allow header names. */
+const ALLOW_ORDER: HTTPMethods[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 /**
  * Answers 405 with an Allow header for every method `url` does not support (OPTIONS is left
@@ -20,6 +22,28 @@ export function allowOnly(app: FastifyInstance, url: string, allowed: HTTPMethod
       sendError(reply, 405, `method ${request.method} is not allowed here; allowed: ${header}`, { allow: header }),
     handler: async () => undefined,
   });
+}
+
+/**
+ * The 405 answers of a plugin, from its own routes: call at the start of the plugin, and the
+ * function it returns at the end, once every route is added. Each path gets a 405 for every
+ * method its routes do not serve (see allowOnly), with the methods they do in the Allow
+ * header (GET first, DELETE last). Routes added by a plugin registered inside this one, under
+ * a prefix of its own, are that plugin's to refuse.
+ */
+export function refuseOtherMethods(app: FastifyInstance): () => void {
+  const served = new Map<string, HTTPMethods[]>();
+  let done = false;
+  app.addHook('onRoute', (route) => {
+    if (done || route.prefix !== app.prefix) return;
+    const methods = served.get(route.routePath) ?? [];
+    for (const method of [route.method].flat() as HTTPMethods[]) if (method !== 'HEAD' && !methods.includes(method)) methods.push(method);
+    served.set(route.routePath, methods);
+  });
+  return () => {
+    done = true;
+    for (const [url, methods] of served) allowOnly(app, url, methods.sort((a, b) => ALLOW_ORDER.indexOf(a) - ALLOW_ORDER.indexOf(b)));
+  };
 }
 
 /** Parses an integer path id; anything else is a 400 naming what was wrong. */

@@ -1,9 +1,10 @@
-import type { FastifyRequest, HTTPMethods } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ErrorBodySchema, badRequest, installErrorHandling } from '../http/errors.js';
-import { allowOnly, parseId, type StoreOf } from '../http/routing.js';
+import { refuseOtherMethods, parseId, type StoreOf } from '../http/routing.js';
 import type { ProvisioningStore } from './store.js';
+import { PATHS } from '../http/paths.js';
 import {
   ActionBodySchema,
   CloudServerListItemSchema,
@@ -14,7 +15,8 @@ import {
   RsdbSchema,
 } from './schemas.js';
 
-export const PROVISIONING_PREFIX = '/concerto/services/rest/CloudService/v1';
+/** Where the routes are served: its entry of the path table the client and the dashboard read. */
+export const PROVISIONING_PREFIX = PATHS.provisioning;
 
 const TAGS = ['Provisioning'];
 const READ_ERRORS = { 400: ErrorBodySchema, 401: ErrorBodySchema, 404: ErrorBodySchema };
@@ -53,23 +55,11 @@ const viewSerializer = () => JSON.stringify;
 
 /** The provisioning interface: grids, cloud servers, RSDBs and test environments. */
 export const provisioningRoutes: FastifyPluginAsyncTypebox<{ store: StoreOf<ProvisioningStore> }> = async (app, { store }) => {
+  const refuseOthers = refuseOtherMethods(app);
   installErrorHandling(app, { unsupportedMediaType: 400 });
   // Without a text/plain parser, a non-JSON body is a media-type error, rendered as a 400.
   app.removeContentTypeParser('text/plain');
 
-  const paths: Array<[string, HTTPMethods[]]> = [
-    ['/grid', ['GET']],
-    ['/grid/:id', ['GET']],
-    ['/grid/:id/action', ['POST']],
-    ['/cloudserver', ['GET']],
-    ['/cloudserver/:id', ['GET']],
-    ['/cloudserver/:id/action', ['POST']],
-    ['/rsdb/:id', ['GET']],
-    ['/rsdb/:id/action', ['POST']],
-    ['/environment/:id', ['GET']],
-    ['/environment/:id/action', ['POST']],
-  ];
-  for (const [url, methods] of paths) allowOnly(app, url, methods);
 
   // --- Grids ---------------------------------------------------------------------------
 
@@ -215,4 +205,6 @@ export const provisioningRoutes: FastifyPluginAsyncTypebox<{ store: StoreOf<Prov
       return reply.code(202).send(env);
     },
   );
+  // 405 for the methods a path does not serve, from the routes above.
+  refuseOthers();
 };

@@ -2,6 +2,7 @@ import type { Clock } from '../core/clock.js';
 import { conflicting, invalid, missing, unavailable } from '../core/errors.js';
 import { hash32 } from '../core/random.js';
 import type { SectionSnapshot } from '../core/snapshot.js';
+import type { ObjectView, ObjectViews } from '../core/objects.js';
 import {
   OBJECT_TYPES,
   type Attribute,
@@ -14,34 +15,9 @@ import {
   type UpdateObjectBody,
 } from './schemas.js';
 
-/**
- * One object of a type that another interface owns (a grid, a domain, an alert...), as that
- * interface's store shows it. The wiring (world/) turns each store's records into these, so
- * this store never imports another interface.
- */
-export interface ViewObject {
-  readonly id: number;
-  readonly name: string;
-  /** Attributes the owning store derives from its records; they cannot be changed here. */
-  readonly attributes: readonly Attribute[];
-  /** The XML body shown until one is stored for the object. */
-  readonly body?: string;
-  /** The tenant the object belongs to; absent: the owning interface has no tenants, and every tenant sees it. */
-  readonly tenant?: string;
-  /** Nothing of it can be changed through the repository (users, tenants). */
-  readonly readOnly?: boolean;
-  /** Why the owning store would not let it go (a running grid), in its words; asked only when a delete comes. */
-  readonly refuseDelete?: () => string;
-}
-
-/**
- * Lists the objects of one type that a store owns, as `tenant` sees them (an object with a
- * `tenant` of its own is shown to that tenant only, whatever the provider yields). A type
- * with a provider is a view; a type without one is stored here. The compositions and results
- * interfaces fill `composition` and `result` by adding a provider each (world/repository-views.ts).
- */
-export type ViewProvider = (tenant: string) => Iterable<ViewObject>;
-export type ViewProviders = Partial<Record<ObjectType, ViewProvider>>;
+/** Objects of the types other interfaces own, as their stores show them (core/objects.ts). */
+export type ViewObject = ObjectView;
+export type ViewProviders = ObjectViews;
 
 /** What a list asks for: the name and each attribute must equal the value given. */
 export interface ObjectFilter {

@@ -19,8 +19,10 @@ import {
   type Credentials,
   type LogInBody,
 } from './schemas.js';
+import { PATHS } from '../http/paths.js';
 
-export const REPOSITORY_PREFIX = '/concerto/services/rest/RepositoryService/v1';
+/** Where the routes are served: its entry of the path table the client and the dashboard read. */
+export const REPOSITORY_PREFIX = PATHS.repository;
 
 /** A log-in field as sent: `null` and (for the tenant) `""` mean it was left out. */
 const given = (value: string | null | undefined) => (value === null ? undefined : value);

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { version } from '../config.js';
 import { PATHS } from '../http/paths.js';
-import { allowOnly } from '../http/routing.js';
+import { INTERFACES as LISTED } from '../interfaces.js';
+import { refuseOtherMethods } from '../http/routing.js';
 
 export const HOME_PATH = '/';
 
@@ -13,13 +14,15 @@ const LINKS = {
   health: PATHS.health,
 };
 
-const INTERFACES = {
-  provisioning: PATHS.provisioning,
-  repository: PATHS.repository,
-  annotations: PATHS.annotations,
-  alerts: PATHS.alerts,
+/** Each interface's path prefix, by name (src/interfaces.ts), and the control API's. */
+const INTERFACES: Record<string, string> = {
+  ...Object.fromEntries(LISTED.map((i) => [i.name, i.prefix])),
   control: PATHS.control,
 };
+
+/** "a, b, c and d" */
+const inWords = (names: string[]) => (names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`);
+const NAMED = inWords(LISTED.map((i) => i.label.toLowerCase()));
 
 /** The page holds no script and loads nothing. */
 const SECURITY_HEADERS = {
@@ -66,7 +69,7 @@ const page = (v: string) => `<!doctype html>
 </head>
 <body>
 <h1>cloud-emulator <small>${v}</small></h1>
-<p>A stateful emulator of a cloud load-testing service: provisioning, repository, annotations and alerts, with a control API for tests.</p>
+<p>A stateful emulator of a cloud load-testing service: ${NAMED}, with a control API for tests.</p>
 <ul>
 <li><a href="${LINKS.dashboard.slice(1)}">Dashboard</a>: watch and steer the emulator</li>
 <li><a href="${LINKS.apiReference.slice(1)}">API reference</a>: every operation, to try out (OpenAPI document: <a href="${LINKS.openapi.slice(1)}"><code>${LINKS.openapi}</code></a>)</li>
@@ -85,6 +88,7 @@ const page = (v: string) => `<!doctype html>
  * operation of the emulated service.
  */
 export const homeRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const refuseOthers = refuseOtherMethods(app);
   const v = version();
   const html = page(v);
   const json = { name: 'cloud-emulator' as const, version: v, links: LINKS, interfaces: INTERFACES };
@@ -105,5 +109,6 @@ export const homeRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (sandbox !== null && !path.endsWith('/')) return reply.redirect(`${path}/`, 308);
     return reply.headers(SECURITY_HEADERS).type('text/html; charset=utf-8').send(html);
   });
-  allowOnly(app, HOME_PATH, ['GET']);
+  // 405 for the methods a path does not serve, from the routes above.
+  refuseOthers();
 };

@@ -7,9 +7,10 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ErrorBodySchema, installErrorHandling, notFound } from '../http/errors.js';
-import { AREAS, PATHS, SANDBOX_PREFIX } from '../http/paths.js';
+import { PATHS, SANDBOX_PREFIX, type Area } from '../http/paths.js';
+import { AREAS, INTERFACES } from '../interfaces.js';
 import { OBJECT_TYPES } from '../repository/schemas.js';
-import { allowOnly } from '../http/routing.js';
+import { refuseOtherMethods } from '../http/routing.js';
 import { codeRoot, packageRoot } from '../core/package-root.cjs';
 import { SANDBOX_NAME, SANDBOX_NAME_RULE } from '../world/sandboxes.js';
 
@@ -60,7 +61,9 @@ const SECURITY_HEADERS = {
 
 export interface PageSettings {
   paths: typeof PATHS;
-  areas: typeof AREAS;
+  areas: readonly Area[];
+  /** The emulated interfaces (src/interfaces.ts), in order: name, path prefix and label. */
+  interfaces: Array<{ name: string; prefix: string; label: string }>;
   /** Where sandboxes live and what names they take, for the page's sandbox picker. */
   sandboxes: { prefix: string; name: string; rule: string };
   /** The repository's object types, for the objects panel. */
@@ -72,9 +75,11 @@ export interface PageSettings {
  * under it, and how sandboxes are named. The page reads this instead of keeping its own copy.
  */
 export function pageSettings(): PageSettings {
+  const interfaces = INTERFACES.map(({ name, prefix, label }) => ({ name, prefix, label }));
   return {
     paths: PATHS,
-    areas: AREAS,
+    areas: AREAS.areas,
+    interfaces,
     sandboxes: { prefix: SANDBOX_PREFIX, name: SANDBOX_NAME.source, rule: SANDBOX_NAME_RULE },
     objectTypes: OBJECT_TYPES,
   };
@@ -89,6 +94,7 @@ const SettingsSchema = Type.Object({}, { additionalProperties: true, description
  * through the public control API and the three interfaces, like any other client.
  */
 export const uiRoutes: FastifyPluginAsyncTypebox<{ dir?: string }> = async (app, options) => {
+  const refuseOthers = refuseOtherMethods(app);
   installErrorHandling(app, { unsupportedMediaType: 400 });
   const files = pageFiles(options.dir);
   // Only reply.sendFile: the routes below decide which names exist, so that anything else
@@ -107,7 +113,6 @@ export const uiRoutes: FastifyPluginAsyncTypebox<{ dir?: string }> = async (app,
       return sendPageFile(files, 'index.html', request, reply);
     },
   );
-  allowOnly(app, '/', ['GET']);
 
   const settings = Buffer.from(JSON.stringify(pageSettings()));
   const settingsTag = `"${createHash('sha1').update(settings).digest('base64url')}"`;
@@ -122,7 +127,8 @@ export const uiRoutes: FastifyPluginAsyncTypebox<{ dir?: string }> = async (app,
     { schema: { hide: true, params: FileParamsSchema, response: { 200: PageSchema, 304: Type.Null(), 404: ErrorBodySchema } } },
     async (request, reply) => sendPageFile(files, request.params.file, request, reply),
   );
-  allowOnly(app, '/:file', ['GET']);
+  // 405 for the methods a path does not serve, from the routes above.
+  refuseOthers();
 };
 
 async function sendPageFile(files: PageFiles, name: string, request: FastifyRequest, reply: FastifyReply) {

@@ -2,7 +2,7 @@ import { open, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, isAbsolute } from 'node:path';
 import { wallClock } from '../core/clock.js';
 import { FixtureError } from '../core/fixtures.js';
-import { parseState, type State } from './state.js';
+import type { ParseState, State } from './state.js';
 import { WorldTooLargeError, type SeedReference } from './export-stream.js';
 import { SANDBOX_NAME, SANDBOX_NAME_RULE } from './sandboxes.js';
 
@@ -11,7 +11,7 @@ import { SANDBOX_NAME, SANDBOX_NAME_RULE } from './sandboxes.js';
  * that cannot be read or is not a valid state stops the start, naming the file, so a state
  * is never silently thrown away and overwritten.
  */
-export async function readPersisted(file: string): Promise<Persisted | undefined> {
+export async function readPersisted(file: string, parseState: ParseState): Promise<Persisted | undefined> {
   let text: string;
   try {
     // A byte-order mark (a file saved by some editors) is not JSON; the file is still meant as such.
@@ -29,12 +29,12 @@ export async function readPersisted(file: string): Promise<Persisted | undefined
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     throw new FixtureError(`state file ${file}: $: expected a JSON object (fix or remove the file)`);
   }
-  return parsePersisted(data as Record<string, unknown>, `state file ${file}`);
+  return parsePersisted(data as Record<string, unknown>, `state file ${file}`, parseState);
 }
 
 /** The default world's state in a state file (its sandboxes left aside). */
-export async function readStateFile(file: string): Promise<State | undefined> {
-  return (await readPersisted(file))?.state;
+export async function readStateFile(file: string, parseState: ParseState): Promise<State | undefined> {
+  return (await readPersisted(file, parseState))?.state;
 }
 
 /** The text of a write passed STATE_FILE_MAX_BYTES: the write was given up, the last file kept. */
@@ -288,7 +288,7 @@ const SEED_REFERENCES: readonly SeedReference[] = ['fixtures', 'default'];
  * sandbox holds its whole state, or (written since sandboxes nobody changed are kept as
  * references) `"seed": "fixtures"` or `"seed": "default"`; a file of either kind is read.
  */
-function parsePersisted(data: Record<string, unknown>, where: string): Persisted {
+function parsePersisted(data: Record<string, unknown>, where: string, parseState: ParseState): Persisted {
   const { sandboxes: raw, ...rest } = data;
   const state = parseState(rest, where);
   const sandboxes: PersistedSandbox[] = [];
@@ -362,14 +362,19 @@ function checkSandboxes(file: string, persisted: Persisted, rules: SandboxRules)
  * file): refuses a file among the fixtures, removes what interrupted writes left beside it,
  * and reads it if it exists.
  */
-export async function openStateFile(stateFile: string, fixturesDir: string, rules: SandboxRules = { mode: 'auto', onUnloadable: 'keep' }): Promise<OpenedStateFile> {
+export async function openStateFile(
+  stateFile: string,
+  fixturesDir: string,
+  parseState: ParseState,
+  rules: SandboxRules = { mode: 'auto', onUnloadable: 'keep' },
+): Promise<OpenedStateFile> {
   const file = resolve(stateFile);
   // A state file among the fixtures would be written to, and read back as a fixture.
   if (inside(fixturesDir, file)) {
     throw new FixtureError(`STATE_FILE ${file} is inside the fixtures folder ${resolve(fixturesDir)}: put it elsewhere, fixture files are never written to`);
   }
   const removed = await removeStaleTemporaryFiles(file);
-  const persisted = await readPersisted(file);
+  const persisted = await readPersisted(file, parseState);
   const dropped = persisted ? checkSandboxes(file, persisted, rules) : [];
   return { file, removed, dropped, ...(persisted ? { persisted } : {}) };
 }

@@ -6,7 +6,7 @@ import secureJsonParse from 'secure-json-parse';
 import { codeRoot } from '../core/package-root.cjs';
 import { FixtureError } from '../core/fixtures.js';
 import { unavailable, type DomainError } from '../core/errors.js';
-import { SECTION_NAMES, parseState, type State } from './state.js';
+import type { ParseState, SectionName, State } from './state.js';
 
 /**
  * Reading a posted state (PUT /_emulator/state, a sandbox's PUT): parsing and validating a
@@ -17,7 +17,7 @@ import { SECTION_NAMES, parseState, type State } from './state.js';
  */
 
 /** What a body holds: not JSON; JSON null or "" (no state); other JSON that is not an object; or a valid state. */
-export type StateBody = { kind: 'invalid-json' } | { kind: 'empty' } | { kind: 'not-object' } | { kind: 'state'; state: State };
+export type StateBody<S = State> = { kind: 'invalid-json' } | { kind: 'empty' } | { kind: 'not-object' } | { kind: 'state'; state: S };
 
 /** Bodies from this size on are read in a worker thread; a smaller one costs less than starting it. */
 const OFF_THREAD_BYTES = 256 * 1024;
@@ -31,7 +31,7 @@ const SLICES_AHEAD = 4;
  * skipped, `__proto__` and `constructor.prototype` keys refused), then parseState. Throws
  * parseState's FixtureError for a JSON object that is not a valid state.
  */
-export function readBody(body: Buffer, where: string): StateBody {
+export function readBody<S>(body: Buffer, where: string, parseState: ParseState<S>): StateBody<S> {
   let data: unknown;
   try {
     data = secureJsonParse(body.toString('utf8'), { protoAction: 'error', constructorAction: 'error' });
@@ -53,13 +53,13 @@ let entry: WorkerEntry | null | undefined;
 let threshold = OFF_THREAD_BYTES;
 
 /**
- * The worker beside this module once built (dist/world/state-worker.js, in both builds); none
+ * The worker once built (dist/state-worker.js, in both builds), which reads the emulator's state format; none
  * when this runs from the TypeScript sources, which a worker cannot load by itself: then
  * every body is read on the calling thread, unless a test configured otherwise.
  */
 function workerEntry(): WorkerEntry | null {
   if (entry === undefined) {
-    const file = join(codeRoot(), 'world', 'state-worker.js');
+    const file = join(codeRoot(), 'state-worker.js');
     entry = existsSync(file) ? { url: pathToFileURL(file) } : null;
   }
   return entry;
@@ -144,10 +144,16 @@ const UNBOUNDED: ImportBounds = { maxBodies: Number.MAX_SAFE_INTEGER, maxBytes: 
  * before it. Throws a FixtureError (a 400) for a JSON object that is not a valid state, and
  * an `unavailable` DomainError (503, Retry-After) when the bounds are reached.
  */
-export async function readStateBody(body: Buffer, where: string, world = '', bounds: ImportBounds = UNBOUNDED): Promise<StateBody> {
+export async function readStateBody<S>(
+  body: Buffer,
+  where: string,
+  parseState: ParseState<S>,
+  world = '',
+  bounds: ImportBounds = UNBOUNDED,
+): Promise<StateBody<S>> {
   const worker = body.length >= threshold ? workerEntry() : null;
-  if (!worker) return readBody(body, where);
-  return imports.run(world, body.length, bounds, () => readInWorker(worker, body, where));
+  if (!worker) return readBody(body, where, parseState);
+  return imports.run(world, body.length, bounds, () => readInWorker(worker, body, where) as Promise<StateBody<S>>);
 }
 
 /** What the worker sends first: the outcome, or the shape of the state whose slices follow. */
@@ -207,8 +213,8 @@ async function readInWorker({ url, execArgv }: WorkerEntry, body: Buffer, where:
 }
 
 /** The slices of a state's sections, each about SLICE_BYTES of JSON (judged from its first entries). */
-export function* slicesOf(state: State): Generator<{ name: string; items: unknown[] }> {
-  for (const name of SECTION_NAMES) {
+export function* slicesOf(state: State, sectionNames: readonly SectionName[]): Generator<{ name: string; items: unknown[] }> {
+  for (const name of sectionNames) {
     const items = state[name] as unknown[];
     if (items.length === 0) continue;
     const sample = items.slice(0, 16);

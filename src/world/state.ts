@@ -1,53 +1,47 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TObject, type TOptional, type TPartial, type TSchema, type TString } from '@sinclair/typebox';
 import { FixtureError, MAX_LISTED_PROBLEMS, problemMessage, readFixtureFiles, validate } from '../core/fixtures.js';
-import { RepositorySectionsSchema } from '../repository/schemas.js';
-import { ProvisioningSectionsSchema } from '../provisioning/schemas.js';
-import { AnnotationSectionsSchema } from '../annotations/schemas.js';
-import { AlertSectionsSchema } from '../alerts/schemas.js';
+import type { AnyInterfaceModel, SectionKeys, SectionSchemasOf } from '../core/interface.js';
 
 /**
- * The whole state of the emulator, in the fixture format. A fixture file holds any subset of
- * these lists; a folder of them is merged into one State. An export of the running emulator
- * is a State too, so an export is always a valid fixture set.
+ * The state format: the whole state of the emulator, in the fixture format, made of the
+ * sections of every interface the world is given (src/interfaces.ts makes the one format the
+ * emulator uses). A fixture file holds any subset of the sections; a folder of them is merged
+ * into one state. An export of the running emulator is a state too, so an export is always a
+ * valid fixture set.
  */
-const sections = {
-  ...RepositorySectionsSchema,
-  ...ProvisioningSectionsSchema,
-  ...AnnotationSectionsSchema,
-  ...AlertSectionsSchema,
-};
-export type SectionName = keyof typeof sections;
-export const SECTION_NAMES = Object.keys(sections) as SectionName[];
 
-export const StateSchema = Type.Object(
-  { $schema: Type.Optional(Type.String({ description: 'path of the JSON Schema, for editors' })), ...sections },
-  { additionalProperties: false, $id: 'State' },
-);
-export type State = Static<typeof StateSchema>;
+/** A section of the state (users, grids, ...); which there are, the list of interfaces says. */
+export type SectionName = string;
 
-/** What a fixture file may hold: any subset of the sections. */
-export const FixtureFileSchema = Type.Partial(StateSchema, { additionalProperties: false });
+/** A state of some list of interfaces, as the world handles it without knowing which. */
+export type State = { $schema?: string } & { [section: string]: unknown };
 
-export function emptyState(): State {
-  return Object.fromEntries(SECTION_NAMES.map((name) => [name, []])) as unknown as State;
+/** Reads and validates a whole state, naming `where` in its errors (a FixtureError). */
+export type ParseState<S = State> = (data: unknown, where: string, options?: { owned?: boolean }) => S;
+
+export interface StateFormat<T extends TObject, S = Static<T>> {
+  /** The sections, in export order. */
+  readonly sectionNames: readonly SectionName[];
+  /** The whole state's schema. */
+  readonly schema: T;
+  /** What a fixture file may hold: any subset of the sections. */
+  readonly fileSchema: TPartial<T>;
+  /** A state with every section empty. */
+  empty(): S;
+  /**
+   * Validates a whole state (a PUT of /_emulator/state, a state file). `owned`: nobody else
+   * holds `data` (a file just parsed), so its defaults go in without copying it first.
+   */
+  parse: ParseState<S>;
+  /**
+   * Reads and merges every fixture file of a folder into one state. An id defined twice, in
+   * one file or two, is refused naming both places; the identities found on the way serve
+   * the reference checks too.
+   */
+  load(dir: string): Promise<S>;
+  /** Duplicates and references to things that do not exist (see below). */
+  consistencyProblems(state: S): { listed: string[]; total: number };
 }
-
-/** Identity of an element of each section, for duplicate detection and cross references. */
-const keyOf: Record<SectionName, (item: never) => string | number> = {
-  users: (u: { userName: string }) => u.userName,
-  tokens: (t: { token: string }) => t.token,
-  objects: (o: { type: string; id: number }) => `${o.type}:${o.id}`,
-  grids: (g: { id: number }) => g.id,
-  cloudServers: (c: { id: number }) => c.id,
-  rsdbs: (r: { id: number }) => r.id,
-  environments: (e: { id: number }) => e.id,
-  domains: (d: { id: number }) => d.id,
-  annotations: (a: { id: number }) => a.id,
-  alerts: (a: { uid: string }) => a.uid,
-};
-
-/** The identities of one section, for `has` lookups. */
-type Keys = Record<SectionName, { has(key: string | number): boolean }>;
 
 /** Collects problems: the first MAX_LISTED_PROBLEMS as text, the rest only counted. */
 function problemList() {
@@ -61,118 +55,93 @@ function problemList() {
   };
 }
 
-/** References to things that do not exist, given the identities of every section. */
-function referenceProblems(state: State, keys: Keys, problem: (text: () => string) => void): void {
-  state.tokens.forEach((t, i) => {
-    if (!keys.users.has(t.userName)) problem(() => `$.tokens[${i}].userName: no user '${t.userName}'`);
-  });
-  state.cloudServers.forEach((c, i) => {
-    if (!keys.grids.has(c.gridId)) problem(() => `$.cloudServers[${i}].gridId: no grid ${c.gridId}`);
-  });
-  state.grids.forEach((g, i) => {
-    g.deployment?.cloudServerIds.forEach((id, j) => {
-      if (!keys.cloudServers.has(id)) problem(() => `$.grids[${i}].deployment.cloudServerIds[${j}]: no cloud server ${id}`);
-    });
-  });
-  objectProblems(state, keys, problem);
-  // Plain loops: a seed can hold hundreds of thousands of annotations.
-  const { annotations } = state;
-  for (let i = 0; i < annotations.length; i++) {
-    const { domainIds } = annotations[i];
-    for (let j = 0; j < domainIds.length; j++) {
-      const d = domainIds[j];
-      if (!keys.domains.has(d)) problem(() => `$.annotations[${i}].domainIds[${j}]: no domain ${d}`);
-    }
-  }
-}
-
-/** Object types whose objects are another section's records: an `objects` entry adds to the record of its id. */
-const OWNED_OBJECT_SECTIONS: Partial<Record<string, SectionName>> = { grid: 'grids', rsdb: 'rsdbs', testenvironment: 'environments', domain: 'domains' };
-/** Object types that are views of something other than a section keyed by a numeric id. */
-const DERIVED_OBJECT_TYPES = new Set(['alert', 'user', 'tenant']);
-
-/** An entry for an owned object must have its record; a stored object's name is unique within its type and tenant. */
-function objectProblems(state: State, keys: Keys, problem: (text: () => string) => void): void {
-  const names = new Set<string>();
-  state.objects.forEach((o, i) => {
-    const attributeNames = new Set<string>();
-    o.attributes.forEach((a, j) => {
-      if (attributeNames.has(a.name)) problem(() => `$.objects[${i}].attributes[${j}]: attribute '${a.name}' is given twice`);
-      attributeNames.add(a.name);
-    });
-    const section = OWNED_OBJECT_SECTIONS[o.type];
-    if (section) {
-      if (!keys[section].has(o.id)) problem(() => `$.objects[${i}]: no ${section.replace(/s$/, '')} ${o.id} for this ${o.type} object to add to`);
-      return;
-    }
-    if (DERIVED_OBJECT_TYPES.has(o.type)) return;
-    const key = JSON.stringify([o.type, o.tenant, o.name]);
-    if (names.has(key)) problem(() => `$.objects[${i}].name: another ${o.type} of tenant '${o.tenant}' is named '${o.name}'`);
-    names.add(key);
-  });
-}
-
-/**
- * Problems a schema cannot see: duplicates and references to things that do not exist. Lists
- * the first MAX_LISTED_PROBLEMS and counts the rest, so a state with a million of them costs
- * no more than one pass.
- */
-export function consistencyProblems(state: State): { listed: string[]; total: number } {
-  const { problem, result } = problemList();
-  const keys = {} as Record<SectionName, Set<string | number>>;
-  for (const name of SECTION_NAMES) {
-    keys[name] = new Set();
-    (state[name] as never[]).forEach((item, i) => {
-      const key = keyOf[name](item);
-      if (keys[name].has(key)) problem(() => `$.${name}[${i}]: duplicate ${name} entry ${JSON.stringify(key)}`);
-      keys[name].add(key);
-    });
-  }
-  referenceProblems(state, keys, problem);
-  return result();
-}
-
 /** Throws the problems found, if any, prefixed by `where`. */
 function throwProblems(where: string, { listed, total }: { listed: string[]; total: number }): void {
   if (total) throw new FixtureError(problemMessage(where, listed.map((p) => `${where}: ${p}`), total - listed.length));
 }
 
-/**
- * Validates a whole state (a PUT of /_emulator/state, a state file). `owned`: nobody else
- * holds `data` (a file just parsed), so its defaults go in without copying it first.
- */
-export function parseState(data: unknown, where: string, { owned = false } = {}): State {
-  const state = validate(StateSchema, { ...emptyState(), ...(data as object) }, where, { owned });
-  throwProblems(where, consistencyProblems(state));
-  return state;
-}
 
-/**
- * Reads and merges every fixture file of a folder into one State. An id defined twice, in
- * one file or two, is refused naming both places; the identities found on the way serve
- * the reference checks too.
- */
-export async function loadFixtures(dir: string): Promise<State> {
-  const files = await readFixtureFiles(dir, FixtureFileSchema);
-  const state = emptyState();
-  const origins = {} as Record<SectionName, Map<string | number, string>>;
-  for (const name of SECTION_NAMES) origins[name] = new Map();
-  for (const { file, data } of files) {
-    for (const name of SECTION_NAMES) {
-      const items = (data[name] ?? []) as never[];
-      const origin = origins[name];
-      const into = state[name] as never[];
-      for (const item of items) {
-        const key = keyOf[name](item);
-        const earlier = origin.get(key);
-        if (earlier !== undefined) throw new FixtureError(`${file}: $.${name}: ${JSON.stringify(key)} is also defined in ${earlier}`);
-        origin.set(key, file);
-        into.push(item);
-      }
+/** The whole state of a list of interfaces. */
+export type StateOfList<L extends readonly AnyInterfaceModel[]> = Static<StateSchemaOf<L>>;
+
+/** The state format of a list of interfaces: their sections, in the order of the list. */
+/** The schema of the whole state of a list of interfaces. */
+export type StateSchemaOf<L extends readonly AnyInterfaceModel[]> = TObject<{ $schema: TOptional<TString> } & SectionSchemasOf<L>>;
+
+export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: L): StateFormat<StateSchemaOf<L>> {
+  type S = Static<StateSchemaOf<L>>;
+  const sections: Record<string, TSchema> = {};
+  const keyOf: Record<string, (item: never) => string | number> = {};
+  for (const i of interfaces) {
+    for (const name of Object.keys(i.sections)) {
+      if (name in sections || name === '$schema') throw new Error(`interface ${i.name}: the state already has a section '${name}'`);
+      sections[name] = i.sections[name];
+      keyOf[name] = i.keys[name];
     }
   }
-  const { problem, result } = problemList();
-  referenceProblems(state, origins, problem);
-  throwProblems(dir, result());
-  return state;
+  const sectionNames: readonly SectionName[] = Object.freeze(Object.keys(sections));
+  const schema = Type.Object(
+    { $schema: Type.Optional(Type.String({ description: 'path of the JSON Schema, for editors' })), ...sections },
+    { additionalProperties: false, $id: 'State' },
+  ) as unknown as StateSchemaOf<L>;
+  const fileSchema = Type.Partial(schema, { additionalProperties: false });
+  const empty = (): S => Object.fromEntries(sectionNames.map((name) => [name, []])) as unknown as S;
+
+  /** References to things that do not exist, given the identities of every section: each interface checks its own. */
+  const referenceProblems = (state: S, keys: Record<SectionName, SectionKeys>, problem: (text: () => string) => void): void => {
+    for (const i of interfaces) i.references?.(state, keys, problem);
+  };
+
+  /**
+   * Problems a schema cannot see: duplicates and references to things that do not exist. Lists
+   * the first MAX_LISTED_PROBLEMS and counts the rest, so a state with a million of them costs
+   * no more than one pass.
+   */
+  const consistencyProblems = (state: S): { listed: string[]; total: number } => {
+    const { problem, result } = problemList();
+    const keys = {} as Record<SectionName, Set<string | number>>;
+    for (const name of sectionNames) {
+      keys[name] = new Set();
+      ((state as Record<string, never[]>)[name]).forEach((item, i) => {
+        const key = keyOf[name](item);
+        if (keys[name].has(key)) problem(() => `$.${name}[${i}]: duplicate ${name} entry ${JSON.stringify(key)}`);
+        keys[name].add(key);
+      });
+    }
+    referenceProblems(state, keys, problem);
+    return result();
+  };
+
+  const parse: ParseState<S> = (data, where, { owned = false } = {}) => {
+    const state = validate(schema, { ...empty(), ...(data as object) }, where, { owned }) as S;
+    throwProblems(where, consistencyProblems(state));
+    return state;
+  };
+
+  const load = async (dir: string): Promise<S> => {
+    const files = await readFixtureFiles(dir, fileSchema);
+    const state = empty() as Record<string, never[]>;
+    const origins = {} as Record<SectionName, Map<string | number, string>>;
+    for (const name of sectionNames) origins[name] = new Map();
+    for (const { file, data } of files) {
+      for (const name of sectionNames) {
+        const items = ((data as Record<string, never[] | undefined>)[name] ?? []) as never[];
+        const origin = origins[name];
+        const into = state[name];
+        for (const item of items) {
+          const key = keyOf[name](item);
+          const earlier = origin.get(key);
+          if (earlier !== undefined) throw new FixtureError(`${file}: $.${name}: ${JSON.stringify(key)} is also defined in ${earlier}`);
+          origin.set(key, file);
+          into.push(item);
+        }
+      }
+    }
+    const { problem, result } = problemList();
+    referenceProblems(state as S, origins, problem);
+    throwProblems(dir, result());
+    return state as S;
+  };
+
+  return { sectionNames, schema, fileSchema, empty, parse, load, consistencyProblems };
 }

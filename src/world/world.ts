@@ -1,33 +1,24 @@
 import type { Config } from '../config.js';
 import { EmulatorClock, type ControllableClock } from '../core/clock.js';
-import { AuthStore } from '../repository/store.js';
-import { ProvisioningStore } from '../provisioning/store.js';
-import { AnnotationStore } from '../annotations/store.js';
-import { AlertStore } from '../alerts/store.js';
-import { ObjectStore } from '../repository/objects.js';
-import { alertViews, annotationViews, provisioningViews, userViews } from './repository-views.js';
+import type { AnyInterfaceModel, StoresOf } from '../core/interface.js';
 import { FaultStore } from './faults.js';
 import { Journal, journalBudgetOf } from './journal.js';
-import type { SectionName, State } from './state.js';
+import type { SectionName, State as AnyState, StateOfList } from './state.js';
 import type { StateSnapshot } from './export-stream.js';
-
-export interface Stores {
-  auth: AuthStore;
-  provisioning: ProvisioningStore;
-  annotations: AnnotationStore;
-  alerts: AlertStore;
-  /** The repository's objects: its own, and views of the stores above. */
-  objects: ObjectStore;
-}
+import type { SectionSnapshot } from '../core/snapshot.js';
+import type { ObjectViews } from '../core/objects.js';
 
 /**
  * The emulated world, with no HTTP in it: every store, its clock, fault rules, journal, alert
  * history and id sequences. The default world and each sandbox are one World each. Routes
  * reach data through `stores`, never through a store captured at registration, so reset and
  * import can swap every store at once.
+ *
+ * The world knows no interface by name: it is given the list of them (src/interfaces.ts) and
+ * builds, exports, counts and snapshots each through its contract (core/interface.ts).
  */
-export class World {
-  private current: Stores;
+export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfaceModel[], State = StateOfList<L>> {
+  private current: StoresOf<L>;
   /** Fault-injection rules of the control API; they outlive an import, not a reset. */
   readonly faults: FaultStore;
   /** The last requests served; bounded by JOURNAL_SIZE. */
@@ -42,6 +33,8 @@ export class World {
 
   /** Neither `seed` nor `initial` is ever changed: the stores copy what they change. */
   constructor(
+    /** The emulated interfaces, in the order of the state's sections. */
+    readonly interfaces: L,
     private readonly seed: State,
     readonly clock: ControllableClock,
     readonly config: Config,
@@ -66,7 +59,7 @@ export class World {
     this.startClock = { scale, frozen };
   }
 
-  get stores(): Stores {
+  get stores(): StoresOf<L> {
     return this.current;
   }
 
@@ -119,9 +112,9 @@ export class World {
    * world started from (or from `state`), which it shares without changing it, and its own
    * clock, starting at this world's current time with the clock settings the process started with.
    */
-  fork(name: string, state?: State): World {
+  fork(name: string, state?: AnyState): World<L, State> {
     const clock = new EmulatorClock({ start: this.clock.now(), scale: this.startClock.scale, frozen: this.startClock.frozen });
-    return new World(this.seed, clock, this.config, state, name);
+    return new World<L, State>(this.interfaces, this.seed, clock, this.config, state as State | undefined, name);
   }
 
   /** Replaces the whole state (already validated; kept, and never changed). */
@@ -131,15 +124,9 @@ export class World {
 
   /** The whole state in the fixture format. */
   exportState(): State {
-    const { auth, provisioning, annotations, alerts, objects } = this.current;
-    return structuredClone({
-      users: auth.exportUsers(),
-      tokens: auth.exportTokens(),
-      ...objects.export(),
-      ...provisioning.export(),
-      ...annotations.export(),
-      ...alerts.export(),
-    });
+    const state: Record<string, unknown> = {};
+    for (const i of this.interfaces) Object.assign(state, i.state.export(this.storeOf(i)));
+    return structuredClone(state) as State;
   }
 
   /**
@@ -148,41 +135,64 @@ export class World {
    * order of exportState().
    */
   snapshot(): StateSnapshot {
-    const { auth, provisioning, annotations, alerts, objects } = this.current;
-    const { sections, release } = provisioning.snapshot();
-    return { sections: { ...auth.snapshot(), ...objects.snapshot(), ...sections, ...annotations.snapshot(), ...alerts.snapshot() }, release };
+    const sections: Record<string, SectionSnapshot> = {};
+    const releases: Array<() => void> = [];
+    for (const i of this.interfaces) {
+      const taken = i.state.snapshot(this.storeOf(i));
+      Object.assign(sections, taken.sections);
+      if (taken.release) releases.push(taken.release);
+    }
+    return { sections: sections as StateSnapshot['sections'], release: () => releases.forEach((release) => release()) };
   }
 
   /** How many entries each section of exportState() holds, read from the stores without copying. */
   counts(): Record<SectionName, number> {
-    const { auth, provisioning, annotations, alerts, objects } = this.current;
-    return { ...auth.counts(), ...objects.counts(), ...provisioning.counts(), ...annotations.counts(), ...alerts.counts() };
+    const counts: Record<string, number> = {};
+    for (const i of this.interfaces) Object.assign(counts, i.state.counts(this.storeOf(i)));
+    return counts as Record<SectionName, number>;
+  }
+
+  /**
+   * The earliest instant after now at which a lifecycle of any interface changes on its own;
+   * undefined when none will.
+   */
+  nextTransitionAt(): number | undefined {
+    let earliest: number | undefined;
+    for (const i of this.interfaces) {
+      const next = i.timed?.nextTransitionAt(this.storeOf(i));
+      if (next !== undefined && (earliest === undefined || next < earliest)) earliest = next;
+    }
+    return earliest;
+  }
+
+  /**
+   * When one resource's lifecycle settles, from the interface whose `kind` it is: undefined
+   * when there is no such resource, null when it never started.
+   */
+  settlesAt(kind: string, id: number): number | null | undefined {
+    for (const i of this.interfaces) if (i.timed?.kinds.includes(kind)) return i.timed.settlesAt(this.storeOf(i), kind, id);
+    return undefined;
+  }
+
+  private storeOf(i: AnyInterfaceModel): unknown {
+    return (this.current as Record<string, unknown>)[i.name];
   }
 
   /**
    * Fresh stores from a state, which they only read: every store copies what it changes, so
    * the seed is shared, not copied, by each reset and each sandbox forked from this world.
+   * In the order of the list, each build seeing the stores built before it.
    */
-  private build(state: State): Stores {
+  private build(state: State): StoresOf<L> {
     const { clock, config } = this;
     this.builtFrom = state;
     this.touched = false;
     this.changeCount++;
-    const auth = new AuthStore(state.users, state.tokens, clock, config.tokenIdleTimeoutMs);
-    const provisioning = new ProvisioningStore(state, clock, config.timeScale);
-    const annotations = new AnnotationStore(state, clock);
-    const alerts = new AlertStore(state, clock);
-    // The repository reads the other stores through these ports only (world/repository-views.ts).
-    const views = {
-      ...provisioningViews(() => provisioning),
-      ...annotationViews(() => annotations),
-      ...alertViews(() => alerts),
-      ...userViews(() => auth.exportUsers()),
-    };
-    const objects = new ObjectStore(state.objects, views, clock, config.repositoryMaxBytes);
-    return { auth, provisioning, annotations, alerts, objects };
+    const stores: Record<string, unknown> = {};
+    const views: ObjectViews = {};
+    for (const i of this.interfaces) stores[i.name] = i.build(state as never, { clock, config, stores: Object.freeze({ ...stores }), views });
+    // Every interface's repository objects, each read from its store when the repository is asked.
+    for (const i of this.interfaces) if (i.objects) Object.assign(views, i.objects(stores[i.name]));
+    return stores as StoresOf<L>;
   }
 }
-
-/** The name the world had before sandboxes; kept while the routes move to World. */
-export { World as Emulator };

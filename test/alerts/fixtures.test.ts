@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { T0, makeApp, makeDemoApp } from '../helpers/app.js';
-import { parseState } from '../../src/world/state.js';
+import { parseState } from '../../src/state.js';
 
 const BASE = '/concerto/mpulse/api/alerts';
 
@@ -11,7 +11,7 @@ afterEach(async () => app?.close());
 describe('demo seed', () => {
   it('has at least 3 alerts, one of them disabled, with channels and default content', async () => {
     ({ app } = await makeDemoApp());
-    const alerts = app.emulator.stores.alerts.list();
+    const alerts = app.world.stores.alerts.list();
     expect(alerts.length).toBeGreaterThanOrEqual(3);
     const disabled = alerts.filter((a) => !a.enabled);
     expect(disabled.length).toBeGreaterThanOrEqual(1);
@@ -22,7 +22,7 @@ describe('demo seed', () => {
     expect((await app.inject({ method: 'POST', url: `${BASE}/${disabled[0].uid}/fire` })).statusCode).toBe(409);
     expect((await app.inject({ method: 'POST', url: `${BASE}/demo-alert/fire` })).statusCode).toBe(204);
     expect((await app.inject({ method: 'POST', url: `${BASE}/demo-alert/clear` })).statusCode).toBe(204);
-    expect(app.emulator.stores.alerts.get('demo-alert').history.map((e) => e.action)).toEqual(['fire', 'clear']);
+    expect(app.world.stores.alerts.get('demo-alert').history.map((e) => e.action)).toEqual(['fire', 'clear']);
   });
 });
 
@@ -34,13 +34,13 @@ describe('export', () => {
     clock.advance(1000);
     await app.inject({ method: 'POST', url: `${BASE}/demo-alert/clear` });
     await app.inject({ method: 'POST', url: `${BASE}/demo-alert/fire` });
-    app.emulator.stores.alerts.setEnabled('disabled-alert', true);
+    app.world.stores.alerts.setEnabled('disabled-alert', true);
 
-    const exported = app.emulator.exportState();
+    const exported = app.world.exportState();
     const copy = await makeApp(parseState(JSON.parse(JSON.stringify(exported)), 'export'));
     try {
-      const alerts = copy.app.emulator.stores.alerts;
-      expect(alerts.list()).toEqual(app.emulator.stores.alerts.list());
+      const alerts = copy.app.world.stores.alerts;
+      expect(alerts.list()).toEqual(app.world.stores.alerts.list());
       expect(alerts.get('demo-alert')).toMatchObject({
         state: 'firing',
         lastTriggered: T0 + 1000,

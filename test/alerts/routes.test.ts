@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { AUTH, T0, authSeed, makeApp } from '../helpers/app.js';
-import type { State } from '../../src/world/state.js';
-import type { Emulator } from '../../src/world/world.js';
+import type { State } from '../../src/state.js';
+import type { World } from '../../src/interfaces.js';
 
 const BASE = '/concerto/mpulse/api/alerts';
 
@@ -32,7 +32,7 @@ function seed(): Partial<State> {
   };
 }
 
-const emulatorOf = (a: FastifyInstance): Emulator => a.emulator;
+const emulatorOf = (a: FastifyInstance): World => a.world;
 const alert = (uid: string) => emulatorOf(app).stores.alerts.get(uid);
 const post = (url: string, payload?: unknown, headers: Record<string, string> = {}) =>
   app.inject({

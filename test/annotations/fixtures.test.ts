@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { T0, authSeed, makeApp, makeDemoApp } from '../helpers/app.js';
-import { parseState, type State } from '../../src/world/state.js';
+import { parseState, type State } from '../../src/state.js';
 
 const BASE = '/concerto/mpulse/api/annotations/v1';
 const DEMO = { 'x-auth-token': 'demo-token' };
@@ -63,10 +63,10 @@ describe('relative times in the seed', () => {
   it('resolves startAgoMs and endAgoMs against the clock when the seed loads, and again on reset', async () => {
     let clock;
     ({ app, clock } = await makeApp(relativeSeed([{ id: 1, title: 't', text: 'x', startAgoMs: 2 * DAY, endAgoMs: DAY, user: 'u' }])));
-    const store = () => app.emulator.stores.annotations;
+    const store = () => app.world.stores.annotations;
     expect(store().get(1)).toMatchObject({ start: T0 - 2 * DAY, end: T0 - DAY, lastModified: T0, source: 'REST API', type: 'USER_ENTERED' });
     clock.advance(10 * DAY);
-    app.emulator.reset();
+    app.world.reset();
     expect(store().get(1)).toMatchObject({ start: T0 + 8 * DAY, end: T0 + 9 * DAY });
   });
 
@@ -84,11 +84,11 @@ describe('relative times in the seed', () => {
 
   it('refuses such a seed in a state import with 400, keeping the old state', async () => {
     ({ app } = await makeApp(relativeSeed([{ id: 1, title: 't', text: 'x', start: T0, user: 'u' }])));
-    const state = { ...app.emulator.exportState(), annotations: [{ id: 2, title: 't', text: 'x', startAgoMs: 1, start: T0, user: 'u' }] };
+    const state = { ...app.world.exportState(), annotations: [{ id: 2, title: 't', text: 'x', startAgoMs: 1, start: T0, user: 'u' }] };
     const res = await app.inject({ method: 'PUT', url: '/_emulator/state', payload: state });
     expect(res.statusCode).toBe(400);
     expect(res.json().message).toMatch(/give exactly one of start and startAgoMs/);
-    expect(app.emulator.stores.annotations.get(1).start).toBe(T0);
+    expect(app.world.stores.annotations.get(1).start).toBe(T0);
   });
 });
 
@@ -101,7 +101,7 @@ describe('export', () => {
     await app.inject({ method: 'PUT', url: `${BASE}/1921102`, headers: JSON_DEMO, payload: { title: 'renamed', end: null } });
     await app.inject({ method: 'DELETE', url: `${BASE}/1921103`, headers: DEMO });
 
-    const exported = app.emulator.exportState();
+    const exported = app.world.exportState();
     for (const a of exported.annotations) {
       expect(a).not.toHaveProperty('startAgoMs');
       expect(a).not.toHaveProperty('endAgoMs');
@@ -116,8 +116,8 @@ describe('export', () => {
       const after = await copy.app.inject({ url: BASE, headers: DEMO });
       expect(after.json()).toEqual(before);
       expect(before.find((a: Listed) => a.id === add.json().id)).toMatchObject({ lastModified: T0 + 5000, end: T0 + 1000 });
-      expect(copy.app.emulator.exportState().annotations).toEqual(exported.annotations);
-      expect(copy.app.emulator.exportState().domains).toEqual(exported.domains);
+      expect(copy.app.world.exportState().annotations).toEqual(exported.annotations);
+      expect(copy.app.world.exportState().domains).toEqual(exported.domains);
     } finally {
       await copy.app.close();
     }

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { AUTH, T0, TEST_USER, authSeed, makeApp } from '../helpers/app.js';
-import type { State } from '../../src/world/state.js';
+import type { State } from '../../src/state.js';
 
 const BASE = '/concerto/mpulse/api/annotations/v1';
 const HOUR = 3_600_000;

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EmulatorClient, EmulatorError } from '../../src/client/index.js';
 import { ManualClock, startEmulator, type RunningEmulator } from '../../src/index.js';
 import { T0 } from '../helpers/app.js';
+import { INTERFACES } from '../../src/interfaces.js';
 
 const ADMIN = 'client-test-admin';
 let emu: RunningEmulator;
@@ -129,6 +130,12 @@ describe('EmulatorClient against a running emulator', () => {
     expect((await client.clock()).now).toBe(before);
     await client.deleteSandbox('client-w1');
     await expect(client.getSandbox('client-w1')).rejects.toMatchObject({ name: 'EmulatorError', status: 404 });
+  });
+
+  it('has the base URL of every interface of the list, by its name', () => {
+    const root = new EmulatorClient('http://emulator.test:8080');
+    const urls: Record<string, string> = root.urls;
+    for (const i of INTERFACES) expect(urls[i.name], `EmulatorClient.urls.${i.name}`).toBe(`http://emulator.test:8080${i.prefix}`);
   });
 
   it('binds to a sandbox: base URL plus /sandbox/<name>, while sandbox management stays on the root', async () => {

@@ -317,7 +317,7 @@ describe('fault rules', () => {
       expect('regex' in rule, pattern).toBe(true);
       // The same answers as JavaScript's own engine gives.
       for (const path of [...matching, ...other]) expect(new RegExp(pattern).test(path), `${pattern} ${path}`).toBe(matching.includes(path));
-      const judge = (path: string) => app.emulator.faults.judge({ method: 'GET', path, headers: {} }).ruleIds.length > 0;
+      const judge = (path: string) => app.world.faults.judge({ method: 'GET', path, headers: {} }).ruleIds.length > 0;
       for (const path of matching) expect(judge(path), `${pattern} ${path}`).toBe(true);
       for (const path of other) expect(judge(path), `${pattern} ${path}`).toBe(false);
       await app.inject({ method: 'DELETE', url: '/_emulator/faults' });

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { AUTH, T0, authSeed, makeApp, makeDemoApp } from '../helpers/app.js';
 import { environment, grid, rsdb, seed } from '../provisioning/seed.js';
-import { SECTION_NAMES } from '../../src/world/state.js';
+import { SECTION_NAMES } from '../../src/state.js';
 
 const REPO = '/concerto/services/rest/RepositoryService/v1';
 const CLOUD = '/concerto/services/rest/CloudService/v1';
@@ -39,8 +39,8 @@ describe('GET /_emulator/health', () => {
     await app.inject({ method: 'POST', url: '/_emulator/faults', payload: { path: '/x', action: { status: 500 } } });
     await app.inject({ method: 'POST', url: '/_emulator/faults', payload: { path: '/concerto/*', action: { status: 500 }, times: 1 } });
     await app.inject({ url: '/concerto/anything' });
-    const exportState = vi.spyOn(app.emulator, 'exportState');
-    const list = vi.spyOn(app.emulator.faults, 'list');
+    const exportState = vi.spyOn(app.world, 'exportState');
+    const list = vi.spyOn(app.world.faults, 'list');
     expect((await app.inject({ url: '/_emulator/health' })).json().faultRules).toBe(1);
     expect(exportState).not.toHaveBeenCalled();
     expect(list).not.toHaveBeenCalled();
@@ -83,7 +83,7 @@ describe('POST /_emulator/reset', () => {
 
   it('answers the counts of every section without exporting the state', async () => {
     ({ app } = await makeDemoApp());
-    const spy = vi.spyOn(app.emulator, 'exportState');
+    const spy = vi.spyOn(app.world, 'exportState');
     const res = await app.inject({ method: 'POST', url: '/_emulator/reset' });
     expect(res.statusCode).toBe(200);
     expect(spy).not.toHaveBeenCalled();
@@ -102,7 +102,7 @@ describe('POST /_emulator/reset', () => {
     clock.advance(30_000);
     expect((await app.inject({ url: `${REPO}/Objects/grid`, headers: { 'x-auth-token': kept } })).statusCode).toBe(200);
     clock.advance(40_000);
-    const counts = app.emulator.counts();
+    const counts = app.world.counts();
     const state = await exportState();
     expect(counts).toEqual(countsOf(state));
     expect(counts.tokens).toBe(2);
@@ -120,7 +120,7 @@ describe('POST /_emulator/reset', () => {
       return kinds;
     };
     const before = resources();
-    for (let i = 0; i < 2000; i++) app.emulator.reset();
+    for (let i = 0; i < 2000; i++) app.world.reset();
     expect((await app.inject({ method: 'POST', url: '/_emulator/reset' })).statusCode).toBe(200);
     expect(await exportState()).toEqual(first);
     for (const [kind, count] of Object.entries(resources())) expect(count, kind).toBeLessThanOrEqual(before[kind] ?? 0);
@@ -143,6 +143,15 @@ describe('GET and PUT /_emulator/state', () => {
     expect(await exportState()).toEqual(exported);
     const readGrid = await app.inject({ url: `${CLOUD}/grid/101`, headers: AUTH });
     expect(readGrid.json().state).toBe('ALLOCATING');
+  });
+
+  it('refuses a PUT without any body with 400, keeping the state', async () => {
+    ({ app } = await makeApp(fullSeed()));
+    const before = await exportState();
+    const put = await app.inject({ method: 'PUT', url: '/_emulator/state' });
+    expect(put.statusCode).toBe(400);
+    expect(put.json()).toEqual({ statusCode: 400, error: 'Bad Request', message: 'body: expected a JSON object with the state sections (users, tokens, grids, ...)' });
+    expect(await exportState()).toEqual(before);
   });
 
   it('accepts a partial state: sections left out are empty', async () => {

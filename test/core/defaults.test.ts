@@ -6,7 +6,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { BUNDLED_FIXTURES_DIR } from '../../src/config.js';
 import { fillDefaults } from '../../src/core/fixtures.js';
-import { FixtureFileSchema, StateSchema, loadFixtures } from '../../src/world/state.js';
+import { FixtureFileSchema, StateSchema, loadFixtures } from '../../src/state.js';
 import { makeDemoApp } from '../helpers/app.js';
 
 /**

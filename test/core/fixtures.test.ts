@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FixtureError, jsonPath } from '../../src/core/fixtures.js';
-import { loadFixtures, parseState } from '../../src/world/state.js';
+import { loadFixtures, parseState } from '../../src/state.js';
 import { readStateFile } from '../../src/world/persistence.js';
 
 async function folder(files: Record<string, unknown>): Promise<string> {
@@ -54,7 +54,7 @@ describe('fixtures loader', () => {
   it('reads files that start with a UTF-8 byte-order mark, as some editors save them', async () => {
     const withMark = `\uFEFF${JSON.stringify({ users: [user] })}\n`;
     expect((await loadFixtures(await folder({ 'a.json': withMark }))).users).toEqual([{ ...user, tenant: 'Default' }]);
-    const state = await readStateFile(join(await folder({ 'state.json': withMark }), 'state.json'));
+    const state = await readStateFile(join(await folder({ 'state.json': withMark }), 'state.json'), parseState);
     expect(state?.users).toEqual([{ ...user, tenant: 'Default' }]);
     // Only a leading one: anywhere else it is still a mistake.
     const later = await folder({ 'b.json': `{"users": []}\uFEFF` });

@@ -5,7 +5,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { SETTINGS } from '../../src/config.js';
 import { configTable } from '../../src/cli/args.js';
-import { loadFixtures } from '../../src/world/state.js';
+import { loadFixtures } from '../../src/state.js';
 import { makeApp } from '../helpers/app.js';
 import { ROOT, blocks, documents, prose, read } from './markdown.js';
 

@@ -3,7 +3,7 @@ import { buildApp } from '../../src/app.js';
 import type { Config } from '../../src/config.js';
 import { BUNDLED_FIXTURES_DIR } from '../../src/config.js';
 import { ManualClock } from '../../src/core/clock.js';
-import { emptyState, loadFixtures, parseState, type State } from '../../src/world/state.js';
+import { emptyState, loadFixtures, parseState, type State } from '../../src/state.js';
 import { PROVISIONING_PREFIX } from '../../src/provisioning/routes.js';
 import { REPOSITORY_PREFIX } from '../../src/repository/routes.js';
 import { ANNOTATIONS_PREFIX } from '../../src/annotations/routes.js';

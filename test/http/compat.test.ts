@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { AUTH, PATHS, T0, TEST_USER, authSeed, makeApp, makeDemoApp } from '../helpers/app.js';
-import type { State } from '../../src/world/state.js';
+import type { State } from '../../src/state.js';
 import { grid } from '../provisioning/seed.js';
 
 /**

@@ -16,7 +16,7 @@ describe('unexpected errors', () => {
     ['annotations', 'list', { url: '/concerto/mpulse/api/annotations/v1', headers: AUTH }],
   ] as const)('answer 500 with the JSON error body in %s', async (store, method, request) => {
     ({ app } = await makeApp(authSeed()));
-    (app.emulator.stores[store] as unknown as Record<string, unknown>)[method] = boom;
+    (app.world.stores[store] as unknown as Record<string, unknown>)[method] = boom;
     const res = await app.inject(request);
     expect(res.statusCode).toBe(500);
     expect(res.headers['content-type']).toMatch(/^application\/json/);

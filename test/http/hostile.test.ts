@@ -5,7 +5,7 @@ import net from 'node:net';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { AUTH, TEST_TOKEN, authSeed, makeApp, PATHS } from '../helpers/app.js';
 import { template } from '../provisioning/seed.js';
-import { parseState, type State } from '../../src/world/state.js';
+import { parseState, type State } from '../../src/state.js';
 
 /**
  * Hostile and broken input against every route of the OpenAPI document: thousands of
@@ -229,7 +229,7 @@ afterEach(async () => app?.close());
  * Every generated request starts from the seed, so that a counterexample replays on its own
  * (an earlier request may have replaced the state, added a fault rule or logged out).
  */
-const fromSeed = () => app.emulator.reset();
+const fromSeed = () => app.world.reset();
 
 async function send(request: InjectOptions): Promise<void> {
   const res = await app.inject(request);
@@ -414,7 +414,7 @@ describe('hostile input, on every documented route', () => {
     for (const route of bodyRoutes) {
       for (const wrap of wrappers) {
         for (const depth of [3_000, 20_000]) {
-          app.emulator.reset();
+          app.world.reset();
           await send({ method: route.method as 'POST', url: fillPath(route.path, ['101', 'enabled-alert']), payload: wrap(depth), headers: { ...AUTH, 'content-type': 'application/json' } });
         }
       }

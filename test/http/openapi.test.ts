@@ -5,7 +5,7 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import { Ajv } from 'ajv';
 import { makeDemoApp } from '../helpers/app.js';
 import { checkResponse, documentPath } from '../helpers/conformance.js';
-import { fixtureJsonSchemaText } from '../../src/world/fixture-schema.js';
+import { fixtureJsonSchemaText } from '../../src/fixture-schema.js';
 
 let app: FastifyInstance;
 afterEach(async () => app?.close());

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../src/config.js';
-import { parseState, type State } from '../../src/world/state.js';
+import { parseState, type State } from '../../src/state.js';
 import { spellings } from '../../scripts/path-corpus.mjs';
 import { TEST_TOKEN, authSeed, makeApp } from '../helpers/app.js';
 import { raw } from '../helpers/raw-http.js';
@@ -98,7 +98,7 @@ async function listening(config: Partial<Config>): Promise<{ port: number; reach
  */
 async function attack(config: Partial<Config>, credential: Record<string, string>, prefix = ''): Promise<void> {
   const { port, reached, operations } = await listening(config);
-  const world = () => (prefix ? (app as FastifyInstance).sandboxes.resolve(prefix.split('/')[2]) : (app as FastifyInstance).emulator);
+  const world = () => (prefix ? (app as FastifyInstance).sandboxes.resolve(prefix.split('/')[2]) : (app as FastifyInstance).world);
   const before = world().exportState();
   let requests = 0;
   for (const { method, path } of operations) {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { AUTH, T0, authSeed, makeApp } from '../helpers/app.js';
-import type { State } from '../../src/world/state.js';
+import type { State } from '../../src/state.js';
 import { RateCounters, durationText } from '../../src/http/rate-limit.js';
 
 const ANNOTATIONS = '/concerto/mpulse/api/annotations/v1';
@@ -110,7 +110,7 @@ describe('alerts: per alert uid', () => {
     expect((await app.inject({ method: 'POST', url: `${ALERTS}/one/clear` })).statusCode).toBe(204);
     const limited = await app.inject({ method: 'POST', url: `${ALERTS}/one/fire` });
     expectLimited(limited, 2, '10 seconds', 'alert');
-    expect(app.emulator.stores.alerts.get('one').history).toHaveLength(2);
+    expect(app.world.stores.alerts.get('one').history).toHaveLength(2);
     // Another alert has its own count, whoever calls.
     expect((await app.inject({ method: 'POST', url: `${ALERTS}/two/fire` })).statusCode).toBe(204);
   });
@@ -126,10 +126,10 @@ describe('alerts: per alert uid', () => {
       );
       for (const res of answers) expect(res.statusCode).toBe(404);
     }
-    expect(app.emulator.stores.alerts.rateLimits.size).toBe(1);
+    expect(app.world.stores.alerts.rateLimits.size).toBe(1);
     expect((await app.inject({ method: 'POST', url: `${ALERTS}/nope-0-0/fire` })).json().message).toBe("alert 'nope-0-0' does not exist");
     expectLimited(await app.inject({ method: 'POST', url: `${ALERTS}/one/fire` }), 2, '1 minute', 'alert');
-    expect(app.emulator.stores.alerts.get('one').history).toHaveLength(2);
+    expect(app.world.stores.alerts.get('one').history).toHaveLength(2);
   }, 60_000);
 
   it('limits per uid even when tokens are required, across callers', async () => {
@@ -163,10 +163,10 @@ describe('scope and reset', () => {
     await app.inject({ method: 'POST', url: `${ALERTS}/one/fire` });
     expect((await app.inject({ url: ANNOTATIONS, headers: AUTH })).statusCode).toBe(429);
     expect((await app.inject({ method: 'POST', url: `${ALERTS}/one/fire` })).statusCode).toBe(429);
-    app.emulator.reset();
+    app.world.reset();
     expect((await app.inject({ url: ANNOTATIONS, headers: AUTH })).statusCode).toBe(200);
     expect((await app.inject({ method: 'POST', url: `${ALERTS}/one/fire` })).statusCode).toBe(204);
-    app.emulator.replace(app.emulator.exportState());
+    app.world.replace(app.world.exportState());
     expect((await app.inject({ url: ANNOTATIONS, headers: AUTH })).statusCode).toBe(200);
   });
 

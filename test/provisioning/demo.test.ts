@@ -62,7 +62,7 @@ describe('the bundled demo seed', () => {
 
   it('brings every demo resource to the final state its fixture promises', async () => {
     ({ app, clock } = await makeDemoApp());
-    const store = app.emulator.stores.provisioning;
+    const store = app.world.stores.provisioning;
     const user = 'demo@example.com';
     for (const id of [101, 103, 104, 105]) store.startGrid(id, user);
     for (const id of [301, 302, 303]) store.startEnvironment(id, user);

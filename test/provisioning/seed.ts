@@ -1,5 +1,5 @@
 import type { FastifyInstance, InjectOptions } from 'fastify';
-import type { State } from '../../src/world/state.js';
+import type { State } from '../../src/state.js';
 import type { GridSeed, EnvironmentSeed, RsdbSeed, ServerTemplate } from '../../src/provisioning/schemas.js';
 import { AUTH, authSeed } from '../helpers/app.js';
 

@@ -89,7 +89,7 @@ describe('the provisioning reads answer exactly what the schema serializer write
     // Restarted, terminated and failed servers; a terminated and a cancelled grid; a second start.
     await act(app, '/cloudserver/58201', 'restart');
     await act(app, '/cloudserver/58202', 'terminate');
-    app.emulator.stores.provisioning.failServer(58203);
+    app.world.stores.provisioning.failServer(58203);
     await act(app, `/grid/${ids[1]}`, 'terminate');
     await act(app, `/grid/${ids[2]}`, 'start');
     await act(app, `/grid/${ids[2]}`, 'terminate');

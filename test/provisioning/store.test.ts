@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { T0, makeApp, type TestApp } from '../helpers/app.js';
 import { DomainError } from '../../src/core/errors.js';
 import { STATUS_OF } from '../../src/http/errors.js';
-import { parseState, type State } from '../../src/world/state.js';
+import { parseState, type State } from '../../src/state.js';
 import type { ProvisioningStore } from '../../src/provisioning/store.js';
 import { ENV_DURATIONS as E, GRID_DURATIONS as D, RSDB_DURATIONS as R, act, environment, get, grid, rsdb, seed } from './seed.js';
 
@@ -15,7 +15,7 @@ const CHECKED_AT = D.allocating + D.allocated + D.checking;
 const ENV_RUNNING_AT = E.allocatingDatabase + E.allocatedDatabase + E.checkedDatabase + E.allocatingMain + E.allocatedMain + E.checkedMain;
 const at = (ms: number) => clock.advanceTo(T0 + ms);
 const read = async (path: string) => (await get(app, path)).body;
-const store = (): ProvisioningStore => app.emulator.stores.provisioning;
+const store = (): ProvisioningStore => app.world.stores.provisioning;
 
 async function open(parts: Partial<State>, config: Parameters<typeof makeApp>[1] = {}) {
   ({ app, clock } = await makeApp(seed(parts), config));

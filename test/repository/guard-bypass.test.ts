@@ -5,9 +5,9 @@ import net from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../src/config.js';
 import type { ManualClock } from '../../src/core/clock.js';
-import { parseState, type State } from '../../src/world/state.js';
+import { parseState, type State } from '../../src/state.js';
 import { T0, TEST_TOKEN, TEST_USER, authSeed, makeApp, PATHS } from '../helpers/app.js';
-import { canonicalPath } from '../../src/repository/guard.js';
+import { canonicalPath } from '../../src/http/areas.js';
 import { template } from '../provisioning/seed.js';
 import { raw, type RawResponse } from '../helpers/raw-http.js';
 
@@ -198,9 +198,9 @@ describe('no spelling of a protected path gets past a guard', () => {
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...PROTECTED), spelling, async (route, s) => {
         const target = respell(route.path, s);
-        (app as FastifyInstance).emulator.reset();
+        (app as FastifyInstance).world.reset();
         const withToken = await raw(port, route.method, target, { 'X-Auth-Token': TEST_TOKEN }, route.body);
-        (app as FastifyInstance).emulator.reset();
+        (app as FastifyInstance).world.reset();
         const without = await raw(port, route.method, target, {}, route.body);
         const what = `${route.method} ${target}: with token ${withToken.status}, without ${without.status} ${without.body.slice(0, 200)}`;
         // Nothing is served without a token, whatever the spelling.

@@ -209,7 +209,7 @@ describe('create (repository.js: PUT Objects)', () => {
 
   it('bounds what is stored by REPOSITORY_MAX_BYTES: past it a create is a 503 and nothing is kept', async () => {
     ({ app } = await makeDemoApp());
-    const held = app.world.stores.objects.size;
+    const held = app.world.stores.repository.objects.size;
     await app.close();
     ({ app } = await makeDemoApp({ repositoryMaxBytes: held + 300 }));
     const put = (name: string, body: string) =>
@@ -388,7 +388,7 @@ describe('stored objects are state', () => {
 
 describe('objects in fixtures', () => {
   it('refuses an entry for an owned object that does not exist, and a name twice in a type and tenant', async () => {
-    const { parseState } = await import('../../src/world/state.js');
+    const { parseState } = await import('../../src/state.js');
     const licence = { type: 'license', name: 'L', attributes: [] };
     expect(() => parseState({ objects: [{ id: 1, type: 'domain', name: 'd' }] }, 'seed')).toThrow('seed: $.objects[0]: no domain 1 for this domain object to add to');
     expect(() => parseState({ objects: [{ id: 1, ...licence }, { id: 2, ...licence }] }, 'seed')).toThrow(

@@ -68,7 +68,7 @@ describe('Repository Tokens', () => {
     const seed = authSeed();
     seed.tokens.push({ token: 'forever', userName: TEST_USER.userName, neverExpires: true });
     ({ app, clock } = await makeApp(seed, { tokenIdleTimeoutMs: 60_000 }));
-    const auth = app.emulator.stores.auth;
+    const auth = app.world.stores.repository.auth;
     const logIn = async () => (await app.inject({ method: 'PUT', url: `${REPO}/Tokens`, payload: { apiToken: TEST_USER.apiToken } })).json().token as string;
     const status = async (token: string) => (await app.inject({ url: `${REPO}/Objects/grid`, headers: { 'x-auth-token': token } })).statusCode;
 

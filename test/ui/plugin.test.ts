@@ -4,7 +4,8 @@ import { makeApp } from '../helpers/app.js';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pageFiles } from '../../src/ui/plugin.js';
-import { AREAS, PATHS, SANDBOX_PREFIX, areaOf } from '../../src/http/paths.js';
+import { PATHS, SANDBOX_PREFIX } from '../../src/http/paths.js';
+import { AREAS, INTERFACES } from '../../src/interfaces.js';
 import { SANDBOX_NAME, SANDBOX_NAME_RULE } from '../../src/world/sandboxes.js';
 import { areaIn } from '../../src/ui/static/areas.js';
 import { OBJECT_TYPES } from '../../src/repository/schemas.js';
@@ -123,12 +124,15 @@ describe('dashboard files', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(res.headers['content-security-policy']).toContain("default-src 'self'");
-    expect(res.json()).toEqual({
-      paths: PATHS,
-      areas: AREAS,
-      sandboxes: { prefix: SANDBOX_PREFIX, name: SANDBOX_NAME.source, rule: SANDBOX_NAME_RULE },
-      objectTypes: [...OBJECT_TYPES],
-    });
+    const interfaces = INTERFACES.map(({ name, prefix, label }) => ({ name, prefix, label }));
+    expect(interfaces.slice(0, 4)).toEqual([
+      { name: 'repository', prefix: PATHS.repository, label: 'Repository' },
+      { name: 'provisioning', prefix: PATHS.provisioning, label: 'Provisioning' },
+      { name: 'annotations', prefix: PATHS.annotations, label: 'Annotations' },
+      { name: 'alerts', prefix: PATHS.alerts, label: 'Alerts' },
+    ]);
+    const sandboxes = { prefix: SANDBOX_PREFIX, name: SANDBOX_NAME.source, rule: SANDBOX_NAME_RULE };
+    expect(res.json()).toEqual({ paths: PATHS, areas: AREAS.areas, interfaces, sandboxes, objectTypes: [...OBJECT_TYPES] });
     expect(new RegExp(res.json().sandboxes.name).test('w1')).toBe(true);
     const again = await app.inject({ url: `${UI}/paths.json`, headers: { 'if-none-match': res.headers.etag as string } });
     expect(again.statusCode).toBe(304);
@@ -151,8 +155,8 @@ describe('dashboard files', () => {
       '/elsewhere',
     ];
     for (const path of paths) {
-      const server = areaOf(path);
-      expect(areaIn(AREAS, path) ?? null, path).toEqual(AREAS.includes(server) ? server : null);
+      const server = AREAS.of(path);
+      expect(areaIn(AREAS.areas, path) ?? null, path).toEqual(AREAS.areas.includes(server) ? server : null);
     }
   });
 

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { AUTH, authSeed, makeApp } from '../helpers/app.js';
 import { family, pathOf, type Path, type Position } from '../../src/ui/static/states.js';
-import type { State } from '../../src/world/state.js';
+import type { State } from '../../src/state.js';
 
 // The dashboard's progress line must show the path a resource really takes. These tests run
 // real lifecycles through the API, the way the page sees them (GET /_emulator/lifecycles),

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { BUNDLED_FIXTURES_DIR } from '../../src/config.js';
 import { PATHS, makeApp } from '../helpers/app.js';
-import { SECTION_NAMES, StateSchema, loadFixtures, type SectionName, type State } from '../../src/world/state.js';
+import { SECTION_NAMES, StateSchema, loadFixtures, type SectionName, type State } from '../../src/state.js';
 import { exportText, stateFileText, type ListSerializer } from '../../src/world/export-stream.js';
 import type { World } from '../../src/world/world.js';
 
@@ -150,7 +150,7 @@ describe('the state file, written in slices', () => {
     await changeEverything(app);
     expect(fileTextOf(world, [])).not.toBe(before);
     expect(await drain(stateFileText(snapshot, []))).toBe(before);
-    expect(await drain(exportText(snapshot, SECTION_NAMES, (name) => listSerializers[name]))).toBe(exportBefore);
+    expect(await drain(exportText(snapshot, SECTION_NAMES, (name) => listSerializers[name as SectionName]))).toBe(exportBefore);
   });
 
   it('lets timers and requests run while a large state is written out', async () => {

@@ -9,7 +9,7 @@ import { AUTH, T0, authSeed, makeApp } from '../helpers/app.js';
 import { watchResponses } from '../helpers/conformance.js';
 import { buildApp } from '../../src/app.js';
 import { ManualClock } from '../../src/core/clock.js';
-import { emptyState, parseState } from '../../src/world/state.js';
+import { emptyState, parseState } from '../../src/state.js';
 import { FixtureError } from '../../src/core/fixtures.js';
 import { writeStateFile } from '../../src/world/persistence.js';
 import { grid, seed } from '../provisioning/seed.js';

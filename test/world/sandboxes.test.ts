@@ -3,14 +3,15 @@ import { loadConfig } from '../../src/config.js';
 import { DomainError } from '../../src/core/errors.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { Sandboxes, type SandboxMode } from '../../src/world/sandboxes.js';
-import { emptyState, parseState } from '../../src/world/state.js';
+import { emptyState, parseState } from '../../src/state.js';
 import { World } from '../../src/world/world.js';
+import { INTERFACES } from '../../src/interfaces.js';
 import { T0, authSeed } from '../helpers/app.js';
 
 const seed = parseState({ ...emptyState(), ...authSeed(), domains: [{ id: 1, name: 'd' }] }, 'seed');
 
 function registry(mode: SandboxMode = 'auto', max = 3, idleTimeoutMs = 60_000) {
-  const main = new World(seed, new ManualClock(T0), loadConfig());
+  const main = new World(INTERFACES, seed, new ManualClock(T0), loadConfig());
   let realNow = 1_000;
   const sandboxes = new Sandboxes({ mode, max, idleTimeoutMs, create: (name, state) => main.fork(name, state), now: () => realNow });
   return { main, sandboxes, pass: (ms: number) => (realNow += ms) };

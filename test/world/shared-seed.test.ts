@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { BUNDLED_FIXTURES_DIR } from '../../src/config.js';
 import { ManualClock } from '../../src/core/clock.js';
-import { loadFixtures, parseState, type State } from '../../src/world/state.js';
+import { loadFixtures, parseState, type State } from '../../src/state.js';
 import { T0, makeDemoApp } from '../helpers/app.js';
 
 /**

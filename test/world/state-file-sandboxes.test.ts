@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { FixtureError } from '../../src/core/fixtures.js';
 import { userFacingStartupError } from '../../src/cli/serve.js';
-import { emptyState } from '../../src/world/state.js';
+import { emptyState } from '../../src/state.js';
 import { authSeed, makeApp } from '../helpers/app.js';
 
 let dir: string;

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import type { Config } from '../../src/config.js';
 import { ManualClock } from '../../src/core/clock.js';
-import { emptyState, loadFixtures, parseState, type State } from '../../src/world/state.js';
+import { emptyState, loadFixtures, parseState, type State } from '../../src/state.js';
 import { BUNDLED_FIXTURES_DIR } from '../../src/config.js';
 import { AUTH, T0, makeApp } from '../helpers/app.js';
 import { watchResponses } from '../helpers/conformance.js';

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { BUNDLED_FIXTURES_DIR } from '../../src/config.js';
 import { FixtureError } from '../../src/core/fixtures.js';
 import { ImportQueue, configureStateWorker, importsHeld, readBody, readStateBody, slicesOf, type StateBody } from '../../src/world/state-parser.js';
-import { loadFixtures, type State } from '../../src/world/state.js';
+import { SECTION_NAMES, loadFixtures, parseState, type State } from '../../src/state.js';
 import { makeApp } from '../helpers/app.js';
 
 /**
@@ -15,7 +15,7 @@ import { makeApp } from '../helpers/app.js';
 beforeAll(() => {
   configureStateWorker({
     entry: {
-      url: new URL('../../src/world/state-worker.ts', import.meta.url),
+      url: new URL('../../src/state-worker.ts', import.meta.url),
       execArgv: ['--import', new URL('../helpers/ts-worker-loader.mjs', import.meta.url).href],
     },
     minBytes: 0,
@@ -71,17 +71,17 @@ describe('a posted state read in a worker thread', () => {
     ];
     for (const text of bodies) {
       const body = Buffer.from(text);
-      const inWorker = await outcome(() => readStateBody(Buffer.from(body), 'body'));
-      expect(inWorker, text.slice(0, 60)).toEqual(await outcome(() => readBody(body, 'body')));
+      const inWorker = await outcome(() => readStateBody(Buffer.from(body), 'body', parseState));
+      expect(inWorker, text.slice(0, 60)).toEqual(await outcome(() => readBody(body, 'body', parseState)));
     }
   }, 120_000);
 
   it('hands a large state over in slices, whole and in order', async () => {
     const state = await largeState();
     const text = JSON.stringify(state);
-    expect([...slicesOf(state)].filter((slice) => slice.name === 'annotations').length).toBeGreaterThan(1);
-    const read = await readStateBody(Buffer.from(text), 'body');
-    const inline = readBody(Buffer.from(text), 'body');
+    expect([...slicesOf(state, SECTION_NAMES)].filter((slice) => slice.name === 'annotations').length).toBeGreaterThan(1);
+    const read = await readStateBody(Buffer.from(text), 'body', parseState);
+    const inline = readBody(Buffer.from(text), 'body', parseState);
     if (read.kind !== 'state' || inline.kind !== 'state') throw new Error(`not read as a state: ${read.kind}, ${inline.kind}`);
     // The same keys in the same order ($schema first, as posted), the same entries.
     expect(Object.keys(read.state)).toEqual(Object.keys(inline.state));
@@ -93,7 +93,7 @@ describe('a posted state read in a worker thread', () => {
     let ticks = 0;
     const timer = setInterval(() => ticks++, 0);
     try {
-      await readStateBody(body, 'body');
+      await readStateBody(body, 'body', parseState);
     } finally {
       clearInterval(timer);
     }

@@ -3,10 +3,9 @@ import { api } from './api.js';
 import { $, h } from './dom.js';
 import { hms } from './format.js';
 import { model } from './model.js';
-import { PATHS } from './paths.js';
+import { INTERFACES, PATHS } from './paths.js';
 import { act, refreshSoon } from './refresh.js';
 
-const INTERFACES = { provisioning: PATHS.provisioning, repository: PATHS.repository, annotations: PATHS.annotations, alerts: PATHS.alerts };
 
 /** The folders every path shares ("/concerto/"), as an example of a prefix to filter by. */
 function commonPrefix(paths) {
@@ -52,7 +51,7 @@ export function renderJournal() {
 
 export function wireJournal() {
   const form = $('#journal-filter');
-  form.elements.pathPrefix.placeholder = `${commonPrefix(Object.values(INTERFACES))}…`;
+  form.elements.pathPrefix.placeholder = `${commonPrefix(INTERFACES.map((i) => i.prefix))}…`;
   let typing = null;
   form.addEventListener('input', () => {
     clearTimeout(typing);

@@ -25,6 +25,8 @@ export const PATHS = settings.paths;
 
 /** The repository's object types, as the Objects calls know them. */
 export const OBJECT_TYPES = settings.objectTypes ?? [];
+/** The emulated interfaces, in the server's order: each {name, prefix, label}. */
+export const INTERFACES = settings.interfaces;
 
 /** The prefix sandboxes live under ("/sandbox/"), the rule their names follow, and that rule in words. */
 export const SANDBOXES = { prefix: settings.sandboxes.prefix, name: new RegExp(settings.sandboxes.name), rule: settings.sandboxes.rule };

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import type { Config } from '../../../src/config.js';
-import type { State } from '../../../src/world/state.js';
+import type { State } from '../../../src/state.js';
 import { makeApp, makeDemoApp, type TestApp } from '../../helpers/app.js';
 
 /** Debian's Chromium (`apt-get install chromium`); CHROMIUM_PATH points elsewhere. */

@@ -1,10 +1,11 @@
 import { parentPort } from 'node:worker_threads';
-import { FixtureError } from '../core/fixtures.js';
-import { SECTION_NAMES } from './state.js';
-import { readBody, slicesOf, type WorkerAnswer, type WorkerSlice } from './state-parser.js';
+import { FixtureError } from './core/fixtures.js';
+import { STATE } from './state.js';
+import { readBody, slicesOf, type WorkerAnswer, type WorkerSlice } from './world/state-parser.js';
 
 /**
- * The worker thread of state-parser.ts: reads the one body it is sent, answers the outcome,
+ * The worker thread of world/state-parser.ts, in the emulator's state format (state.ts):
+ * reads the one body it is sent, answers the outcome,
  * and for a valid state then hands the sections over a slice at a time, each when asked
  * ('next'), so that the receiving event loop never takes in more than a slice at once.
  */
@@ -15,7 +16,7 @@ port.once('message', ({ body, where }: { body: Uint8Array; where: string }) => {
   const send = (message: WorkerAnswer | WorkerSlice) => port.postMessage(message);
   let read;
   try {
-    read = readBody(Buffer.from(body.buffer, body.byteOffset, body.byteLength), where);
+    read = readBody(Buffer.from(body.buffer, body.byteOffset, body.byteLength), where, STATE.parse);
   } catch (err) {
     send({ kind: 'error', fixture: err instanceof FixtureError, message: (err as Error).message });
     return;
@@ -25,10 +26,10 @@ port.once('message', ({ body, where }: { body: Uint8Array; where: string }) => {
     return;
   }
   const { state } = read;
-  const sections = new Set<string>(SECTION_NAMES);
+  const sections = new Set<string>(STATE.sectionNames);
   const scalars = Object.fromEntries(Object.entries(state).filter(([key]) => !sections.has(key)));
   send({ kind: 'state', keys: Object.keys(state), scalars });
-  const slices = slicesOf(state);
+  const slices = slicesOf(state, STATE.sectionNames);
   // Each 'next' is answered by a slice, or null once they are all sent.
   port.on('message', () => send(slices.next().value ?? null));
 });

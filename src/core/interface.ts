@@ -1,0 +1,103 @@
+import type { Static, TArray, TSchema } from '@sinclair/typebox';
+import type { Clock } from './clock.js';
+import type { SectionSnapshot } from './snapshot.js';
+import type { ObjectViews } from './objects.js';
+
+/**
+ * What an emulated interface (a folder such as provisioning/) tells the world, with no HTTP in
+ * it: the world builds, exports, counts and snapshots every interface through this alone, so
+ * it never imports an interface folder. The HTTP half (routes, areas, OpenAPI tag) is in
+ * http/interface.ts; an interface's folder exports one object that is both. See "Adding an
+ * interface" in docs/development.md.
+ */
+
+/** The schemas of an interface's sections of the state, by section name, in export order. */
+export type SectionSchemas = Record<string, TArray<TSchema>>;
+
+/** The sections' contents, as a state holds them. */
+export type SectionsOf<S extends SectionSchemas> = { [K in keyof S]: Static<S[K]> };
+
+/** The identities of one section, for `has` lookups. */
+export interface SectionKeys {
+  has(key: string | number): boolean;
+}
+
+/** What a world gives an interface's build; `Config` is the settings' type (config.ts, above this floor). */
+export interface BuildContext<Config = unknown> {
+  /** The world's clock: every time the store reads comes from it. */
+  readonly clock: Clock;
+  readonly config: Config;
+  /**
+   * The stores of the interfaces earlier in the list, by interface name, for an interface
+   * whose data is a view of another's. Untyped here: an interface folder never imports
+   * another, so it states the little it reads as a type of its own.
+   */
+  readonly stores: Readonly<Record<string, unknown>>;
+  /**
+   * The repository objects of every interface (their `objects`), by type: filled once every
+   * store of the world is built, so read it when asked, never while building.
+   */
+  readonly views: ObjectViews;
+}
+
+/** What every store answers for the state routes: its sections, their sizes, and a cheap snapshot. */
+export interface SectionsStore<K extends string> {
+  export(): Record<K, unknown[]>;
+  counts(): Record<K, number>;
+  snapshot(): StoreSnapshot<K>;
+}
+
+/** An interface's sections at one moment (core/snapshot.ts), and what to call when they are written out. */
+export interface StoreSnapshot<K extends string> {
+  sections: Record<K, SectionSnapshot>;
+  release?: () => void;
+}
+
+/** Resources whose lifecycle moves with the clock: what `clock/advance` and the clock status read. */
+export interface Timed<Store> {
+  /** The `kind`s of `{"until":{"kind","id"}}` this interface owns. */
+  readonly kinds: readonly string[];
+  /** The earliest instant after now at which anything changes on its own; undefined when nothing will. */
+  nextTransitionAt(store: Store): number | undefined;
+  /** When one resource settles: undefined when there is no such resource, null when it never started. */
+  settlesAt(store: Store, kind: string, id: number): number | null | undefined;
+}
+
+export interface InterfaceModel<Name extends string = string, Sections extends SectionSchemas = SectionSchemas, Store = unknown, Config = unknown> {
+  /** The key of its store in `world.stores`, and its name in the list of interfaces. */
+  readonly name: Name;
+  /** Its sections of the state and of a fixture file, in export order. */
+  readonly sections: Sections;
+  /** The identity of an entry of each section: duplicates are refused, references checked against it. */
+  readonly keys: { readonly [K in keyof Sections]: (item: Static<Sections[K]>[number]) => string | number };
+  /** References between its own sections that point at nothing: each reported through `problem`. */
+  references?(state: SectionsOf<Sections>, keys: { readonly [K in keyof Sections]: SectionKeys }, problem: (text: () => string) => void): void;
+  /** A fresh store from a state (validated, and only read: the store copies what it changes). */
+  build(state: SectionsOf<Sections>, context: BuildContext<Config>): Store;
+  /** Its sections of the state, their sizes and a snapshot, from its store. */
+  readonly state: {
+    export(store: Store): SectionsOf<Sections>;
+    counts(store: Store): Record<keyof Sections & string, number>;
+    snapshot(store: Store): StoreSnapshot<keyof Sections & string>;
+  };
+  /** Present when the interface has lifecycles that move with the clock. */
+  readonly timed?: Timed<Store>;
+  /** The repository objects its store shows (a grid, a domain...), by object type, read from the store when asked. */
+  objects?(store: Store): ObjectViews;
+}
+
+/** Any interface model, whatever its name, sections and store. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyInterfaceModel = InterfaceModel<string, any, any, any>;
+
+/** The store of each interface of a list, by interface name. */
+export type StoresOf<L extends readonly AnyInterfaceModel[]> = { [M in L[number] as M['name']]: ReturnType<M['build']> };
+
+type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
+/** The whole state of a list of interfaces: every section of each. */
+export type StateOf<L extends readonly AnyInterfaceModel[]> = {
+  [K in keyof SectionSchemasOf<L>]: SectionSchemasOf<L>[K] extends TSchema ? Static<SectionSchemasOf<L>[K]> : never;
+};
+
+/** The section schemas of every interface of a list, as one record. */
+export type SectionSchemasOf<L extends readonly AnyInterfaceModel[]> = UnionToIntersection<L[number]['sections']>;
