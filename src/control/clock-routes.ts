@@ -6,9 +6,17 @@ import { ErrorBodySchema, badRequest, notFound } from '../http/errors.js';
 import { allowOnly } from '../http/routing.js';
 import { AdvanceBodySchema, AdvanceResultSchema, ClockSettingsBodySchema, ClockStatusSchema, type AdvanceBody, type ClockStatusBody } from './schemas.js';
 
+/** The earliest scheduled change of any timed lifecycle: resources, then composition instances. */
+function nextTransitionAt(world: World): number | undefined {
+  const resources = world.stores.provisioning.nextTransitionAt();
+  const instances = world.stores.compositions.nextTransitionAt();
+  if (resources === undefined) return instances;
+  return instances === undefined ? resources : Math.min(resources, instances);
+}
+
 export function clockStatus(world: World): ClockStatusBody {
   const status = world.clock.status();
-  const next = world.stores.provisioning.nextTransitionAt();
+  const next = nextTransitionAt(world);
   return { ...status, ...(next !== undefined ? { nextTransitionAt: next } : {}) };
 }
 
@@ -21,13 +29,19 @@ function target(world: World, body: AdvanceBody, now: number): number | undefine
   if (body.ms !== undefined) return now + body.ms;
   if (body.until !== undefined) {
     const { kind, id } = body.until;
+    if (kind === 'compositionInstance') {
+      const settles = world.stores.compositions.settlesAt(String(id));
+      if (settles === undefined) throw notFound(`body field 'until': no composition instance '${id}'`);
+      return settles;
+    }
+    if (typeof id !== 'number') throw badRequest(`body field 'until': the id of a ${kind} is an integer`);
     const settlesAt = world.stores.provisioning.settlesAt(kind, id);
     if (settlesAt === undefined) throw notFound(`body field 'until': no ${kind} ${id}`);
     // null: never started, so there is nothing to wait for.
     return settlesAt ?? undefined;
   }
   const to = body.to!;
-  if (to === 'next') return world.stores.provisioning.nextTransitionAt();
+  if (to === 'next') return nextTransitionAt(world);
   const at = typeof to === 'number' ? to : Date.parse(to);
   if (Number.isNaN(at)) throw badRequest(`body field 'to': '${to}' is neither "next", epoch ms nor an ISO 8601 date-time`);
   if (at < now) {

@@ -61,6 +61,8 @@ export async function installOpenApi(app: FastifyInstance, config: Config): Prom
         { name: 'Repository', description: 'tokens and object look-up' },
         { name: 'Annotations' },
         { name: 'Alerts' },
+        { name: 'Compositions', description: 'load, play and command compositions' },
+        { name: 'Results', description: 'the results that plays write' },
         { name: 'Control', description: 'the emulator itself: health, reset, state, time' },
       ],
       components: {

@@ -9,6 +9,8 @@ export const PATHS = {
   repository: '/concerto/services/rest/RepositoryService/v1',
   annotations: '/concerto/mpulse/api/annotations/v1',
   alerts: '/concerto/mpulse/api/alerts',
+  compositions: '/concerto/services/rest/composition/instances/v1',
+  results: '/concerto/services/rest/Results/v1',
   control: '/_emulator',
   health: '/_emulator/health',
   openapi: '/_emulator/openapi.json',
@@ -57,6 +59,9 @@ export const AREAS: readonly Area[] = [
   area(`${PATHS.repository}/Objects`, 'token'),
   area(`${PATHS.repository}/Tokens`, 'open'),
   area('/concerto/mpulse/api/annotations', 'token'),
+  // Compositions and results: one line each, as for CloudService.
+  area('/concerto/services/rest/composition', 'token'),
+  area('/concerto/services/rest/Results', 'token'),
   area(PATHS.alerts, 'alert'),
   // The home page (GET /) belongs to the emulator itself: open, and left alone by faults and the journal.
   { prefix: '/', tree: false, access: 'open', control: true },

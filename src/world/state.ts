@@ -4,6 +4,7 @@ import { RepositorySectionsSchema } from '../repository/schemas.js';
 import { ProvisioningSectionsSchema } from '../provisioning/schemas.js';
 import { AnnotationSectionsSchema } from '../annotations/schemas.js';
 import { AlertSectionsSchema } from '../alerts/schemas.js';
+import { CompositionSectionsSchema } from '../compositions/schemas.js';
 
 /**
  * The whole state of the emulator, in the fixture format. A fixture file holds any subset of
@@ -15,6 +16,7 @@ const sections = {
   ...ProvisioningSectionsSchema,
   ...AnnotationSectionsSchema,
   ...AlertSectionsSchema,
+  ...CompositionSectionsSchema,
 };
 export type SectionName = keyof typeof sections;
 export const SECTION_NAMES = Object.keys(sections) as SectionName[];
@@ -43,6 +45,9 @@ const keyOf: Record<SectionName, (item: never) => string | number> = {
   domains: (d: { id: number }) => d.id,
   annotations: (a: { id: number }) => a.id,
   alerts: (a: { uid: string }) => a.uid,
+  compositions: (c: { path: string }) => c.path,
+  compositionInstances: (i: { instanceID: string }) => i.instanceID,
+  results: (r: { id: number }) => r.id,
 };
 
 /** The identities of one section, for `has` lookups. */

@@ -4,6 +4,7 @@ import { AuthStore } from '../repository/store.js';
 import { ProvisioningStore } from '../provisioning/store.js';
 import { AnnotationStore } from '../annotations/store.js';
 import { AlertStore } from '../alerts/store.js';
+import { CompositionStore } from '../compositions/store.js';
 import { FaultStore } from './faults.js';
 import { Journal } from './journal.js';
 import type { SectionName, State } from './state.js';
@@ -14,6 +15,7 @@ export interface Stores {
   provisioning: ProvisioningStore;
   annotations: AnnotationStore;
   alerts: AlertStore;
+  compositions: CompositionStore;
 }
 
 /**
@@ -83,13 +85,14 @@ export class World {
 
   /** The whole state in the fixture format. */
   exportState(): State {
-    const { auth, provisioning, annotations, alerts } = this.current;
+    const { auth, provisioning, annotations, alerts, compositions } = this.current;
     return structuredClone({
       users: auth.exportUsers(),
       tokens: auth.exportTokens(),
       ...provisioning.export(),
       ...annotations.export(),
       ...alerts.export(),
+      ...compositions.export(),
     });
   }
 
@@ -99,15 +102,15 @@ export class World {
    * order of exportState().
    */
   snapshot(): StateSnapshot {
-    const { auth, provisioning, annotations, alerts } = this.current;
+    const { auth, provisioning, annotations, alerts, compositions } = this.current;
     const { sections, release } = provisioning.snapshot();
-    return { sections: { ...auth.snapshot(), ...sections, ...annotations.snapshot(), ...alerts.snapshot() }, release };
+    return { sections: { ...auth.snapshot(), ...sections, ...annotations.snapshot(), ...alerts.snapshot(), ...compositions.snapshot() }, release };
   }
 
   /** How many entries each section of exportState() holds, read from the stores without copying. */
   counts(): Record<SectionName, number> {
-    const { auth, provisioning, annotations, alerts } = this.current;
-    return { ...auth.counts(), ...provisioning.counts(), ...annotations.counts(), ...alerts.counts() };
+    const { auth, provisioning, annotations, alerts, compositions } = this.current;
+    return { ...auth.counts(), ...provisioning.counts(), ...annotations.counts(), ...alerts.counts(), ...compositions.counts() };
   }
 
   /**
@@ -116,11 +119,19 @@ export class World {
    */
   private build(state: State): Stores {
     const { clock, config } = this;
+    const provisioning = new ProvisioningStore(state, clock, config.timeScale);
     return {
       auth: new AuthStore(state.users, state.tokens, clock, config.tokenIdleTimeoutMs),
-      provisioning: new ProvisioningStore(state, clock, config.timeScale),
+      provisioning,
       annotations: new AnnotationStore(state, clock),
       alerts: new AlertStore(state, clock),
+      // Compositions: grids reach them only through this port.
+      compositions: new CompositionStore(
+        state,
+        clock,
+        { grids: { grids: () => provisioning.gridCapacities(), grid: (id) => provisioning.gridCapacity(id) } },
+        config.timeScale,
+      ),
     };
   }
 }
