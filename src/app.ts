@@ -139,12 +139,15 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
     prefix: REPOSITORY_PREFIX,
     auth: (r) => r.world.stores.auth,
     catalog: (r) => {
-      const { provisioning, annotations } = r.world.stores;
+      const { provisioning, annotations, compositions } = r.world.stores;
       return {
         grid: () => provisioning.catalog().grids,
         testenvironment: () => provisioning.catalog().environments,
         rsdb: () => provisioning.catalog().rsdbs,
         domain: () => annotations.domains(),
+        // Compositions go by their name (the last part of the path), results by theirs.
+        composition: () => compositions.objects().filter((o) => o.type === 'composition'),
+        result: () => compositions.objects().filter((o) => o.type === 'result'),
       };
     },
   });

@@ -45,7 +45,7 @@ export interface RepositoryOptions {
 
 /** The objects of one type, listed when asked. */
 export type RepositoryCatalog = Record<ObjectType, () => ReadonlyArray<{ id: number; name: string }>>;
-export const OBJECT_TYPES = ['grid', 'testenvironment', 'rsdb', 'domain'] as const;
+export const OBJECT_TYPES = ['grid', 'testenvironment', 'rsdb', 'domain', 'composition', 'result'] as const;
 export type ObjectType = (typeof OBJECT_TYPES)[number];
 
 /** Object types the Objects call knows, each listing the repository's objects of that type. */
@@ -104,7 +104,7 @@ export const repositoryRoutes: FastifyPluginAsyncTypebox<RepositoryOptions> = as
     {
       schema: {
         tags: ['Repository'],
-        summary: 'Find repository objects (grid, testenvironment, rsdb, domain) by name',
+        summary: 'Find repository objects (grid, testenvironment, rsdb, domain, composition, result) by name',
         params: Type.Object({ type: Type.String() }),
         // Other query parameters are ignored, as the real service ignores them.
         querystring: Type.Object({ name: Type.Optional(repeatable({ description: 'exact name (repeated: the first counts)' })) }),
@@ -113,7 +113,7 @@ export const repositoryRoutes: FastifyPluginAsyncTypebox<RepositoryOptions> = as
     },
     async (request) => {
       const objects = objectsOfType(catalog(request), request.params.type);
-      if (!objects) throw notFound(`unknown object type '${request.params.type}': use grid, testenvironment, rsdb or domain`);
+      if (!objects) throw notFound(`unknown object type '${request.params.type}': use grid, testenvironment, rsdb, domain, composition or result`);
       const name = firstValue(request.query.name);
       return { objects: name === undefined ? objects : objects.filter((o) => o.name === name) };
     },

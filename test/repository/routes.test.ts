@@ -138,7 +138,7 @@ describe('Repository Objects', () => {
     ({ app } = await makeApp(seed()));
     const res = await app.inject({ url: `${REPO}/Objects/toString`, headers: AUTH });
     expect(res.statusCode).toBe(404);
-    expect(res.json().message).toMatch(/grid, testenvironment, rsdb or domain/);
+    expect(res.json().message).toMatch(/grid, testenvironment, rsdb, domain, composition or result/);
   });
 });
 

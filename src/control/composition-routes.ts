@@ -1,0 +1,41 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { World } from '../world/world.js';
+import type { StoreOf } from '../http/routing.js';
+import { ErrorBodySchema } from '../http/errors.js';
+import { allowOnly } from '../http/routing.js';
+import { literals } from '../core/schema.js';
+import { PLAY_OUTCOMES, PlayOutcomeSeedSchema } from '../compositions/schemas.js';
+
+const NextPlayBodySchema = Type.Object(
+  {
+    compositionName: Type.String({ minLength: 1, maxLength: 500, description: 'full path name of the composition' }),
+    outcome: Type.Union([literals(PLAY_OUTCOMES), Type.Null()], { description: 'null: as the fixture says again' }),
+    afterMs: PlayOutcomeSeedSchema.properties.afterMs,
+    errorFactor: PlayOutcomeSeedSchema.properties.errorFactor,
+    message: PlayOutcomeSeedSchema.properties.message,
+  },
+  { additionalProperties: false },
+);
+
+/** Scenarios of composition runs: how the next play of a composition ends, and how many errors it shows. */
+export const compositionControlRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> = async (app, { world }) => {
+  /** PUT /_emulator/compositions/next-play: choose how the next play of a composition ends; used up by that play. */
+  app.put(
+    '/compositions/next-play',
+    {
+      schema: {
+        tags: ['Control'],
+        summary: 'Choose how the next play of a composition ends (Completed, Failed, Stopped), when, and its error factor',
+        body: NextPlayBodySchema,
+        response: { 200: NextPlayBodySchema, 400: ErrorBodySchema, 404: ErrorBodySchema },
+      },
+    },
+    async (request) => {
+      const { compositionName, outcome, ...rest } = request.body;
+      world(request).stores.compositions.setNextPlayOutcome(compositionName, outcome === null ? null : { outcome, ...rest });
+      return request.body;
+    },
+  );
+  allowOnly(app, '/compositions/next-play', ['PUT']);
+};
