@@ -47,8 +47,11 @@ function commandOf<T extends string>(raw: string | string[] | undefined, allowed
   return command as T;
 }
 
-/** A body may be left out of a command (JAX-RS then hands the resource an empty one). */
-const bodyOf = (request: FastifyRequest): InstanceBody => (request.body ?? {}) as InstanceBody;
+/** A body may be left out (JAX-RS then hands the resource an empty one): taken as `{}` before validation. */
+const emptyBodyIsObject = async (request: FastifyRequest): Promise<void> => {
+  if (request.body === undefined) request.body = {};
+};
+const bodyOf = (request: FastifyRequest): InstanceBody => request.body as InstanceBody;
 
 /** The composition-instance interface: load, play and command compositions, read their state. */
 export const compositionRoutes: FastifyPluginAsyncTypebox<CompositionRouteOptions> = async (app, { store }) => {
@@ -61,11 +64,12 @@ export const compositionRoutes: FastifyPluginAsyncTypebox<CompositionRouteOption
   app.post(
     '/',
     {
+      preValidation: emptyBodyIsObject,
       schema: {
         tags,
         summary: 'Start or load a composition',
         querystring: CreateQuerySchema,
-        body: Type.Optional(InstanceBodySchema),
+        body: InstanceBodySchema,
         response: { 200: InstanceIdSchema, ...errors(400, 401, 404, 409) },
       },
     },
@@ -93,12 +97,13 @@ export const compositionRoutes: FastifyPluginAsyncTypebox<CompositionRouteOption
   app.put(
     '/:instanceID',
     {
+      preValidation: emptyBodyIsObject,
       schema: {
         tags,
         summary: 'Composition commands',
         params: InstanceParamsSchema,
         querystring: CommandQuerySchema,
-        body: Type.Optional(InstanceBodySchema),
+        body: InstanceBodySchema,
         response: { 200: InstanceIdSchema, ...errors(400, 401, 404, 409) },
       },
     },
