@@ -78,6 +78,18 @@ function referenceProblems(state: State, keys: Keys, problem: (text: () => strin
       if (!keys.cloudServers.has(id)) problem(() => `$.grids[${i}].deployment.cloudServerIds[${j}]: no cloud server ${id}`);
     });
   });
+  // Instances and results name their composition by id (compositions are keyed by path).
+  const compositionIds = new Set<number>();
+  state.compositions.forEach((c, i) => {
+    if (compositionIds.has(c.id)) problem(() => `$.compositions[${i}]: duplicate composition id ${c.id}`);
+    compositionIds.add(c.id);
+  });
+  state.compositionInstances.forEach((c, i) => {
+    if (!compositionIds.has(c.compositionId)) problem(() => `$.compositionInstances[${i}].compositionId: no composition ${c.compositionId}`);
+  });
+  state.results.forEach((r, i) => {
+    if (!compositionIds.has(r.compositionId)) problem(() => `$.results[${i}].compositionId: no composition ${r.compositionId}`);
+  });
   // Plain loops: a seed can hold hundreds of thousands of annotations.
   const { annotations } = state;
   for (let i = 0; i < annotations.length; i++) {
