@@ -75,7 +75,8 @@ describe('generated results', () => {
       expect(m.count).toBe(login.metrics.started * 2 + home.metrics.started * 5);
       expect(m.errors).toBe(login.metrics.failed + home.metrics.failed);
       expect(home.metrics.failed).toBe(0);
-      expect(all.byName.elementNames.map((e: { metrics: { count: number } }) => e.metrics.count)).toEqual([login.metrics.started * 2, home.metrics.started * 5]);
+      const byName = all.byName.elementNames.map((e: { metrics: { count: number } }) => e.metrics.count);
+      expect(byName).toEqual([login.metrics.started * 2, home.metrics.started * 5]);
       // By error: "No Error" and every message, summing to the total.
       const errors = all.errors.errors as Array<{ error: string; elementTypes: Array<{ metrics: { count: number; errors: number } }> }>;
       expect(errors[0].error).toBe('No Error');
