@@ -58,7 +58,8 @@ export const compositionRoutes: FastifyPluginAsyncTypebox<CompositionRouteOption
   installErrorHandling(app, { unsupportedMediaType: 400 });
   app.removeContentTypeParser('text/plain');
   const tags = ['Compositions'];
-  const urlOf = (request: FastifyRequest, id: string) => `${request.protocol}://${request.host}${COMPOSITIONS_PREFIX}/${encodeURIComponent(id)}`;
+  // Instance ids are made of hex digits, '-' and ':', all of which a path segment may hold as they are.
+  const urlOf = (request: FastifyRequest, id: string) => `${request.protocol}://${request.host}${COMPOSITIONS_PREFIX}/${id}`;
 
   /** POST /?command=load|play: create an instance of a composition on a checked grid. */
   app.post(

@@ -82,7 +82,9 @@ const CACHED_RUNS = 100;
 
 /** The first result id handed out. */
 export const FIRST_RESULT_ID = 4001;
+/** The fixed parts of an instanceID (the shape of a Java UID: host, VM, counter), so ids do not depend on the time. */
 const INSTANCE_HOST = '3c5e0b8d41a2f917';
+const INSTANCE_VM = '-5c1f02a3';
 
 const signedHex = (n: number) => (n < 0 ? `-${(-n).toString(16)}` : n.toString(16));
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -270,7 +272,7 @@ export class CompositionStore {
     const outcome = this.nextOutcome.get(comp.id) ?? comp.outcome ?? { outcome: 'Completed' };
     this.nextOutcome.delete(comp.id);
     const rec: InstanceRecord = {
-      instanceID: `${INSTANCE_HOST}:${signedHex(now % 0x7fffffff)}:${signedHex(this.counter++)}`,
+      instanceID: `${INSTANCE_HOST}:${INSTANCE_VM}:${signedHex(this.counter++)}`,
       compositionId: comp.id,
       gridId: chosen.grid.id,
       gridStartedAt: chosen.grid.startedAt,
