@@ -169,6 +169,18 @@ export class CompositionStore {
     return { compositions: this.byId.size, compositionInstances: this.instances.size, results: this.results.size };
   }
 
+  /** The compositions with what a dashboard shows of them. */
+  catalog(): Array<{ id: number; path: string; description: string; durationMs: number; virtualUsers: number; loadServers: number }> {
+    return [...this.byId.values()].map((c) => ({
+      id: c.id,
+      path: c.path,
+      description: c.description,
+      durationMs: c.durationMs,
+      virtualUsers: c.tracks.reduce((n, t) => n + t.virtualUsers, 0),
+      loadServers: c.tracks.reduce((n, t) => n + t.loadServers, 0),
+    }));
+  }
+
   /** Compositions and results in a neutral shape, for the repository's objects. */
   objects(): CompositionObject[] {
     const out: CompositionObject[] = [];

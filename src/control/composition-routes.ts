@@ -18,8 +18,30 @@ const NextPlayBodySchema = Type.Object(
   { additionalProperties: false },
 );
 
+const CompositionListSchema = Type.Array(
+  Type.Object(
+    {
+      id: Type.Integer(),
+      path: Type.String(),
+      description: Type.String(),
+      durationMs: Type.Integer(),
+      virtualUsers: Type.Integer(),
+      loadServers: Type.Integer(),
+    },
+    { additionalProperties: false },
+  ),
+);
+
 /** Scenarios of composition runs: how the next play of a composition ends, and how many errors it shows. */
 export const compositionControlRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> = async (app, { world }) => {
+  /** GET /_emulator/compositions: the compositions of the fixtures, with their size (the dashboard lists them). */
+  app.get(
+    '/compositions',
+    { schema: { tags: ['Control'], summary: 'List the compositions: full path, duration, virtual users, load servers', response: { 200: CompositionListSchema } } },
+    async (request) => world(request).stores.compositions.catalog(),
+  );
+  allowOnly(app, '/compositions', ['GET']);
+
   /** PUT /_emulator/compositions/next-play: choose how the next play of a composition ends; used up by that play. */
   app.put(
     '/compositions/next-play',
