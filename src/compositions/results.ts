@@ -13,11 +13,15 @@ import { hash32, normal, unit, type Key } from '../core/random.js';
 import type { CompositionSeed } from './schemas.js';
 
 export const MINUTE_MS = 60_000;
+/** Derived answers kept per second of play time. */
+const MEMO_KEYS = 16;
 
 /** Bin k holds durations in [10^(k/BINS_PER_DECADE), 10^((k+1)/BINS_PER_DECADE)) ms: about 6 % wide. */
 const BINS_PER_DECADE = 40;
 const BIN_COUNT = 6 * BINS_PER_DECADE; // up to 1,000,000 ms
-const binMid = (k: number) => 10 ** ((k + 0.5) / BINS_PER_DECADE);
+const BIN_MIDS = Float64Array.from({ length: BIN_COUNT }, (_, k) => 10 ** ((k + 0.5) / BINS_PER_DECADE));
+const BIN_EDGES_LN = Float64Array.from({ length: BIN_COUNT + 1 }, (_, k) => Math.log(10 ** (k / BINS_PER_DECADE)));
+const binMid = (k: number) => BIN_MIDS[k];
 const binOf = (ms: number) => Math.min(BIN_COUNT - 1, Math.max(0, Math.floor(Math.log10(Math.max(ms, 1)) * BINS_PER_DECADE)));
 
 /** Bytes a message sends and receives (a fixed size: the model has no payloads). */
@@ -170,10 +174,11 @@ export class RunData {
     const hi = binOf(median * Math.exp(5 * s.sigma));
     const lnMedian = Math.log(median);
     const weights: number[] = [];
+    let lower = 0;
     for (let b = lo; b <= hi; b++) {
-      const lower = b === lo ? 0 : phi((Math.log(10 ** (b / BINS_PER_DECADE)) - lnMedian) / s.sigma);
-      const upper = b === hi ? 1 : phi((Math.log(10 ** ((b + 1) / BINS_PER_DECADE)) - lnMedian) / s.sigma);
+      const upper = b === hi ? 1 : phi((BIN_EDGES_LN[b + 1] - lnMedian) / s.sigma);
       weights.push(Math.max(0, upper - lower));
+      lower = upper;
     }
     apportion(count, weights, into.histogram, lo);
   }
@@ -183,6 +188,30 @@ export class RunData {
     into.errors += from.errors;
     for (let b = 0; b < BIN_COUNT; b++) into.histogram[b] += from.histogram[b];
     for (let i = 0; i < into.errorsByText.length; i++) into.errorsByText[i] += from.errorsByText[i];
+  }
+
+  /**
+   * Values derived from the totals at one second of play time (the answers of each read),
+   * kept until the play time reaches the next second: a run read many times a second is
+   * worked out once a second.
+   */
+  private memoSecond = -1;
+  private readonly memo = new Map<string, unknown>();
+
+  /** `make(totals)` at `played` ms of play time, kept by `key` for the rest of that second. */
+  derived<T>(played: number, key: string, make: (totals: Totals[]) => T): T {
+    const second = Math.floor(Math.max(0, Math.min(played, this.comp.durationMs)) / 1000);
+    if (second !== this.memoSecond) {
+      this.memo.clear();
+      this.memoSecond = second;
+    }
+    let value = this.memo.get(key) as T | undefined;
+    if (value === undefined) {
+      value = make(this.at(second * 1000));
+      // Bounded: a caller asking many different percentiles in one second gets them computed.
+      if (this.memo.size < MEMO_KEYS) this.memo.set(key, value);
+    }
+    return value;
   }
 
   /** The totals of every series after `played` ms of play time (bounded by the composition's length). */

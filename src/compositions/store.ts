@@ -541,8 +541,12 @@ export class CompositionStore {
     if (rec) this.instances.delete(rec.instanceID);
   }
 
-  /** The generated totals of a result at now. */
-  private totals(raw: string): { totals: Totals[]; comp: CompositionSeed } {
+  /**
+   * `make` over the generated totals of a result at now (whole seconds of play time), kept
+   * for the rest of that second under `key`: reads of a playing result cost one computation
+   * a second, however many there are.
+   */
+  private totals<T>(raw: string, key: string, make: (totals: Totals[], comp: CompositionSeed) => T): T {
     const { result, rec } = this.result(raw);
     const comp = this.byId.get(result.compositionId);
     if (!comp) throw missing(`result ${result.id}: its composition no longer exists`);
@@ -551,7 +555,8 @@ export class CompositionStore {
     else data = new RunData(comp, { seed: comp.seed ?? comp.id, run: result.run, errorFactor: rec?.outcome.errorFactor ?? 1 });
     this.cache.set(result.id, data);
     if (this.cache.size > CACHED_RUNS) this.cache.delete(this.cache.keys().next().value!);
-    return { totals: data.at(rec ? playedMs(rec.steps, this.clock.now()) : comp.durationMs), comp };
+    const played = rec ? playedMs(rec.steps, this.clock.now()) : comp.durationMs;
+    return data.derived(played, key, (totals) => make(totals, comp));
   }
 
   private messageMetrics(parts: readonly Totals[]): MessageMetrics {
@@ -585,7 +590,10 @@ export class CompositionStore {
 
   /** GET Results/v1/<id>/clip-element: the HTTP messages, by element type, name or error. */
   clipElement(id: string, groupBy: 'elementType' | 'elementName' | 'error'): ClipElement {
-    const { totals } = this.totals(id);
+    return this.totals(id, `clip-element:${groupBy}`, (totals) => this.clipElementOf(totals, groupBy));
+  }
+
+  private clipElementOf(totals: Totals[], groupBy: 'elementType' | 'elementName' | 'error'): ClipElement {
     if (groupBy === 'elementType') return { elementTypes: [{ elementType: 'message', metrics: this.messageMetrics(totals) }] };
     if (groupBy === 'elementName') {
       return { elementNames: totals.map((t) => ({ elementName: t.series.name, elementType: 'message', metrics: this.messageMetrics([t]) })) };
@@ -609,7 +617,10 @@ export class CompositionStore {
 
   /** GET Results/v1/<id>/collection: transactions and pages with their durations and the asked percentiles. */
   collection(id: string, ps: readonly number[], groupBy: 'flattenedHierarchy' | 'containerType'): CollectionBody {
-    const { totals, comp } = this.totals(id);
+    return this.totals(id, `collection:${groupBy}:${ps.join(',')}`, (totals, comp) => this.collectionOf(totals, comp, ps, groupBy));
+  }
+
+  private collectionOf(totals: Totals[], comp: CompositionSeed, ps: readonly number[], groupBy: 'flattenedHierarchy' | 'containerType'): CollectionBody {
     const entry = (type: string, parts: readonly Totals[], hierarchy?: string) => {
       const histogram = merged(parts.map((t) => t.histogram));
       const s = summarize(histogram);
