@@ -267,8 +267,11 @@ export class CompositionStore {
     if (!comp) throw missing(`no composition '${path}'`);
     const now = this.clock.now();
     this.syncAll();
-    if (this.instances.size >= MAX_INSTANCES) this.prune(now);
-    if (this.instances.size >= MAX_INSTANCES) throw conflicting(`${MAX_INSTANCES} composition instances exist: unload some first`);
+    // Room for one more: the oldest unloaded instance that wrote no result makes it, if any.
+    const dropped = this.instances.size >= MAX_INSTANCES ? this.prunable(now) : undefined;
+    if (this.instances.size >= MAX_INSTANCES && dropped === undefined) {
+      throw conflicting(`${MAX_INSTANCES} composition instances exist: unload some first`);
+    }
     if (command === 'play') this.checkCanPlay(body);
     const needed = comp.tracks.reduce((n, t) => n + t.loadServers, 0);
     const held = new Set<number>();
@@ -281,6 +284,8 @@ export class CompositionStore {
       .sort((a, b) => a.grid.id - b.grid.id);
     const chosen = candidates[0];
     if (!chosen) throw invalid(NOT_ENOUGH_SERVERS);
+    // Nothing has changed until here: a refusal leaves everything as it was.
+    if (dropped !== undefined) this.instances.delete(dropped);
     const outcome = this.nextOutcome.get(comp.id) ?? comp.outcome ?? { outcome: 'Completed' };
     this.nextOutcome.delete(comp.id);
     const rec: InstanceRecord = {
@@ -376,12 +381,10 @@ export class CompositionStore {
     };
   }
 
-  /** Drops the oldest unloaded instances that wrote no result. */
-  private prune(now: number): void {
-    for (const [id, rec] of this.instances) {
-      if (this.instances.size < MAX_INSTANCES) return;
-      if (rec.resultId === undefined && stateAt(rec.steps, now) === 'Unloaded') this.instances.delete(id);
-    }
+  /** The oldest unloaded instance that wrote no result, if any. */
+  private prunable(now: number): string | undefined {
+    for (const [id, rec] of this.instances) if (rec.resultId === undefined && stateAt(rec.steps, now) === 'Unloaded') return id;
+    return undefined;
   }
 
   /** Control API: how the next play of a composition ends (used up by that play); null forgets it. */
