@@ -411,6 +411,18 @@ export class CompositionStore {
     });
   }
 
+  /**
+   * Every instance, with the counts of its result's messages when it has one: what a
+   * dashboard polls, in one read.
+   */
+  overview(): Array<Omit<Instance, 'url'> & { messages?: { count: number; errors: number } }> {
+    return this.list().map((view) => {
+      if (view.resultid === undefined) return view;
+      const metrics = (this.clipElement(String(view.resultid), 'elementType') as { elementTypes: Array<{ metrics: MessageMetrics }> }).elementTypes[0].metrics;
+      return { ...view, messages: { count: metrics.count, errors: metrics.errors } };
+    });
+  }
+
   private view(rec: InstanceRecord, now: number): Omit<Instance, 'url'> {
     const comp = this.composition(rec);
     const state = stateAt(rec.steps, now);

@@ -5,7 +5,7 @@ import type { StoreOf } from '../http/routing.js';
 import { ErrorBodySchema } from '../http/errors.js';
 import { allowOnly } from '../http/routing.js';
 import { literals } from '../core/schema.js';
-import { PLAY_OUTCOMES, PlayOutcomeSeedSchema } from '../compositions/schemas.js';
+import { InstanceSchema, PLAY_OUTCOMES, PlayOutcomeSeedSchema } from '../compositions/schemas.js';
 
 const NextPlayBodySchema = Type.Object(
   {
@@ -32,6 +32,17 @@ const CompositionListSchema = Type.Array(
   ),
 );
 
+const { url: _url, ...instanceFields } = InstanceSchema.properties;
+const InstanceOverviewSchema = Type.Array(
+  Type.Object(
+    {
+      ...instanceFields,
+      messages: Type.Optional(Type.Object({ count: Type.Integer(), errors: Type.Integer() }, { additionalProperties: false, description: "its result's messages so far" })),
+    },
+    { additionalProperties: false },
+  ),
+);
+
 /** Scenarios of composition runs: how the next play of a composition ends, and how many errors it shows. */
 export const compositionControlRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> = async (app, { world }) => {
   /** GET /_emulator/compositions: the compositions of the fixtures, with their size (the dashboard lists them). */
@@ -41,6 +52,20 @@ export const compositionControlRoutes: FastifyPluginAsyncTypebox<{ world: StoreO
     async (request) => world(request).stores.compositions.catalog(),
   );
   allowOnly(app, '/compositions', ['GET']);
+
+  /** GET /_emulator/compositions/instances: every instance with its result's counts (what the dashboard polls). */
+  app.get(
+    '/compositions/instances',
+    {
+      schema: {
+        tags: ['Control'],
+        summary: "List every composition instance (as GET a composition answers, less url) with its result's message counts",
+        response: { 200: InstanceOverviewSchema },
+      },
+    },
+    async (request) => world(request).stores.compositions.overview(),
+  );
+  allowOnly(app, '/compositions/instances', ['GET']);
 
   /** PUT /_emulator/compositions/next-play: choose how the next play of a composition ends; used up by that play. */
   app.put(

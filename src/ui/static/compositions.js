@@ -25,13 +25,9 @@ const UNLOADED_SHOWN = 3;
 
 model.compositions = [];
 model.instances = [];
-/** resultid -> the clip-element metrics of its messages. */
-model.resultCounts = new Map();
-
 onForget(() => {
   model.compositions = [];
   model.instances = [];
-  model.resultCounts.clear();
 });
 
 const clockText = (ms) => {
@@ -39,20 +35,15 @@ const clockText = (ms) => {
   return `${String(Math.floor(s / 60)).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}`;
 };
 
-/** Reads the compositions (once), the instances, and the counts of every result still growing. */
+/**
+ * Reads the compositions (once), and every instance with its result's counts, through the
+ * control API: polling leaves the request journal alone.
+ */
 export async function readCompositions() {
   if (model.compositions.length === 0) model.compositions = await api('GET', `${PATHS.control}/compositions`);
-  const { instances } = await api('GET', PATHS.compositions);
+  const instances = await api('GET', `${PATHS.control}/compositions/instances`);
   const live = instances.filter((i) => i.state !== 'Unloaded');
   model.instances = [...live, ...instances.filter((i) => i.state === 'Unloaded').slice(-UNLOADED_SHOWN)];
-  await Promise.all(
-    model.instances
-      .filter((i) => i.resultid !== undefined && (i.state !== 'Unloaded' || !model.resultCounts.has(i.resultid)))
-      .map(async (i) => {
-        const answer = await api('GET', `${PATHS.results}/${i.resultid}/clip-element`, { query: { elementType: 'message' } });
-        model.resultCounts.set(i.resultid, answer.elementTypes[0].metrics);
-      }),
-  );
 }
 
 export function renderCompositions() {
@@ -76,7 +67,7 @@ export function renderCompositions() {
 
   const instances = $('#instances');
   const rows = model.instances.map((i) => {
-    const counts = i.resultid === undefined ? undefined : model.resultCounts.get(i.resultid);
+    const counts = i.messages;
     const path = `${PATHS.compositions}/${i.instanceID}`;
     return h(
       'article',
