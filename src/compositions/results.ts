@@ -218,11 +218,19 @@ export class RunData {
   at(played: number): Totals[] {
     const end = Math.max(0, Math.min(played, this.comp.durationMs));
     const whole = Math.floor(end / MINUTE_MS);
+    // Earlier than what is folded (a run's play time only grows, but a caller may ask): afresh.
+    if (whole < this.foldedMinutes) {
+      return this.series.map((s) => {
+        const totals = this.empty(s);
+        for (let m = 0; m * MINUTE_MS < end; m++) this.addMinute(s, m, Math.min(end, (m + 1) * MINUTE_MS), totals);
+        return totals;
+      });
+    }
     for (; this.foldedMinutes < whole; this.foldedMinutes++) {
       const m = this.foldedMinutes;
       this.series.forEach((s, i) => this.addMinute(s, m, (m + 1) * MINUTE_MS, this.folded[i]));
     }
-    // Past the folded minutes (a read never goes back in play time, but a copy keeps it safe).
+    // The folded minutes, copied, and the minute being played.
     return this.series.map((s, i) => {
       const totals = this.empty(s);
       this.add(totals, this.folded[i]);
