@@ -450,7 +450,7 @@ export class CompositionStore {
     const of = `${clockText(played)} of ${clockText(this.target(comp, rec))}`;
     switch (state) {
       case 'Loading':
-        return `Loading on ${servers}.`;
+        return rec.steps.some((s) => s.state === 'Starting') ? `Loading on ${servers}; it plays once loaded.` : `Loading on ${servers}.`;
       case 'Loaded':
         return `Loaded on ${servers}; ready to play.`;
       case 'Starting':
