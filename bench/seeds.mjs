@@ -12,6 +12,8 @@ export const FIRST_GRID_ID = 100_001;
 export const FIRST_ANNOTATION_ID = 1_000_001;
 export const FIRST_DOMAIN_ID = 9_001;
 export const ALERT_UID = 'bench-alert';
+/** The composition the result-read case plays. */
+export const HOUR_LOAD = '/Bench/Hour Load';
 /** The benchmark's large seed. */
 export const LARGE_SEED = { grids: 1000, annotations: 100_000, domains: 10 };
 
@@ -96,6 +98,33 @@ export function writeSeed(dir, { grids = 1000, startedGrids = grids, serversPerG
     domains: Array.from({ length: domains }, (_, i) => ({ id: FIRST_DOMAIN_ID + i, name: `www.shop${i}.example.com` })),
   });
   write('annotations.json', { annotations: Array.from({ length: annotations }, (_, i) => annotation(i, domains)) });
+  // One composition of 10,000 virtual users on one load server, for the result read.
+  write('compositions.json', {
+    compositions: [
+      {
+        id: 401,
+        path: HOUR_LOAD,
+        durationMs: 7_200_000,
+        tracks: [
+          {
+            name: 'Shoppers',
+            clip: 'Checkout Clip',
+            virtualUsers: 10_000,
+            loadServers: 1,
+            rampUpMs: 300_000,
+            thinkTimeMs: 5000,
+            collections: [
+              { name: 'Home', type: 'page', medianMs: 420, errorRate: 0.002, messages: 12 },
+              { name: 'Login', medianMs: 350, errorRate: 0.01, messages: 3, errors: [{ message: 'HTTP 401 Unauthorized' }] },
+              { name: 'Search', medianMs: 280, errorRate: 0.005, messages: 4 },
+              { name: 'Add to Cart', medianMs: 610, errorRate: 0.02, messages: 4, errors: [{ message: 'HTTP 503 Service Unavailable', weight: 3 }, { message: 'HTTP 504 Gateway Timeout' }] },
+              { name: 'Checkout', medianMs: 1250, errorRate: 0.04, messages: 6 },
+            ],
+          },
+        ],
+      },
+    ],
+  });
   write('alerts.json', {
     alerts: [{ uid: ALERT_UID, name: 'Bench alert', channels: [{ type: 'webhook', target: 'https://hooks.example.com/bench' }] }],
   });

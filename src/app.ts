@@ -141,7 +141,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   // Each interface gets its own store, through the request's world, and the settings.
   for (const i of INTERFACES as readonly AnyInterface[]) {
     await app.register(i.routes, {
-      prefix: i.prefix,
+      prefix: i.routePrefix ?? i.prefix,
       store: (r) => (r.world.stores as Record<string, unknown>)[i.name],
       stores: (r) => r.world.stores,
       config,

@@ -5,6 +5,7 @@ import { repository } from './repository/interface.js';
 import { provisioning } from './provisioning/interface.js';
 import { annotations } from './annotations/interface.js';
 import { alerts } from './alerts/interface.js';
+import { compositions } from './compositions/interface.js';
 
 /**
  * Every emulated interface, one line each: the app registers their routes, the world builds
@@ -14,7 +15,7 @@ import { alerts } from './alerts/interface.js';
  * read the stores of those above it when its store is built. Adding an interface: see
  * "Adding an interface" in docs/development.md.
  */
-export const INTERFACES = [repository, provisioning, annotations, alerts] as const;
+export const INTERFACES = [repository, provisioning, annotations, alerts, compositions] as const;
 
 export type Interfaces = typeof INTERFACES;
 

@@ -38,6 +38,7 @@ import type { FixtureFileSchema, State } from '../state.js';
 import type { ErrorBody } from '../http/errors.js';
 import { PATHS } from '../http/paths.js';
 import type { SandboxListSchema, SandboxSummarySchema } from '../control/sandbox-routes.js';
+import type { CompositionListSchema, InstanceOverviewSchema, NextPlayBodySchema } from '../control/composition-routes.js';
 
 export type Health = Static<typeof HealthSchema>;
 export type ResetResult = Static<typeof ResetResultSchema>;
@@ -134,12 +135,23 @@ export class EmulatorClient {
   }
 
   /** Base URLs of the interfaces, for configuring the system under test. */
-  get urls(): { provisioning: string; repository: string; annotations: string; alerts: string; rum: string; control: string } {
+  get urls(): {
+    provisioning: string;
+    repository: string;
+    annotations: string;
+    alerts: string;
+    compositions: string;
+    results: string;
+    rum: string;
+    control: string;
+  } {
     return {
       provisioning: `${this.url}${PATHS.provisioning}`,
       repository: `${this.url}${PATHS.repository}`,
       annotations: `${this.url}${PATHS.annotations}`,
       alerts: `${this.url}${PATHS.alerts}`,
+      compositions: `${this.url}${PATHS.compositions}`,
+      results: `${this.url}${PATHS.results}`,
       rum: `${this.url}/concerto/mpulse`,
       control: `${this.url}${PATHS.control}`,
     };
@@ -264,6 +276,23 @@ export class EmulatorClient {
   setAlertEnabled(uid: string, enabled: boolean): Promise<Alert> {
     const body: AlertPatch = { enabled };
     return this.call('PATCH', `/alerts/${encodeURIComponent(uid)}`, { body });
+  }
+
+  // ---- compositions -------------------------------------------------------------------
+
+  /** The compositions of the seed: full path, length, virtual users and load servers. */
+  compositions(): Promise<Static<typeof CompositionListSchema>> {
+    return this.call('GET', '/compositions');
+  }
+
+  /** Every composition instance not unloaded (and the last unloaded ones), with its result's live counts. */
+  compositionInstances(): Promise<Static<typeof InstanceOverviewSchema>> {
+    return this.call('GET', '/compositions/instances');
+  }
+
+  /** How the next play of a composition ends (fails, stops early, shows more errors); outcome null: as its fixture says. */
+  setNextPlay(next: Static<typeof NextPlayBodySchema>): Promise<Static<typeof NextPlayBodySchema>> {
+    return this.call('PUT', '/compositions/next-play', { body: next });
   }
 
   // ---- faults -------------------------------------------------------------------------

@@ -21,8 +21,10 @@ function target(world: World, body: AdvanceBody, now: number): number | undefine
   if (body.ms !== undefined) return now + body.ms;
   if (body.until !== undefined) {
     const { kind, id } = body.until;
+    // A composition instance goes by its instanceID, a text; every other kind by an integer id.
+    if (kind !== 'compositionInstance' && typeof id !== 'number') throw badRequest(`body field 'until': the id of a ${kind} is an integer`);
     const settlesAt = world.settlesAt(kind, id);
-    if (settlesAt === undefined) throw notFound(`body field 'until': no ${kind} ${id}`);
+    if (settlesAt === undefined) throw notFound(`body field 'until': no ${kind === 'compositionInstance' ? 'composition instance' : kind} ${typeof id === 'string' ? `'${id}'` : id}`);
     // null: never started, so there is nothing to wait for.
     return settlesAt ?? undefined;
   }

@@ -34,7 +34,10 @@ export const AdvanceBodySchema = Type.Object(
     ),
     until: Type.Optional(
       Type.Object(
-        { kind: ResourceKindSchema, id: Type.Integer({ minimum: 1 }) },
+        {
+          kind: Type.Union([ResourceKindSchema, Type.Literal('compositionInstance')]),
+          id: Type.Union([Type.Integer({ minimum: 1 }), Type.String({ minLength: 1, maxLength: 100, description: 'a compositionInstance instanceID' })]),
+        },
         { additionalProperties: false, description: "move forward until this resource's schedule has settled" },
       ),
     ),

@@ -60,7 +60,7 @@ export interface Timed<Store> {
   /** The earliest instant after now at which anything changes on its own; undefined when nothing will. */
   nextTransitionAt(store: Store): number | undefined;
   /** When one resource settles: undefined when there is no such resource, null when it never started. */
-  settlesAt(store: Store, kind: string, id: number): number | null | undefined;
+  settlesAt(store: Store, kind: string, id: number | string): number | null | undefined;
 }
 
 export interface InterfaceModel<Name extends string = string, Sections extends SectionSchemas = SectionSchemas, Store = unknown, Config = unknown> {

@@ -33,8 +33,12 @@ export interface InterfaceArea {
 
 export interface Interface<Name extends string = string, Sections extends SectionSchemas = SectionSchemas, Store = unknown>
   extends InterfaceModel<Name, Sections, Store, Config> {
-  /** Where its routes are registered, e.g. /concerto/services/rest/CloudService/v1. */
+  /** Its base path, e.g. /concerto/services/rest/CloudService/v1: where its routes are registered, unless `routePrefix` says otherwise. */
   readonly prefix: string;
+  /** Where its routes are registered when they lie under two bases (compositions and results): their common root. */
+  readonly routePrefix?: string;
+  /** Further bases of its routes, by name, listed beside `prefix` (the home page): e.g. `{ results: ... }`. */
+  readonly bases?: Readonly<Record<string, string>>;
   /**
    * Who may call what: most specific first. The trees may be wider than `prefix` (an unknown
    * version of a protected interface is refused like the interface itself); every route must

@@ -11,6 +11,8 @@ export const PATHS = {
   repository: '/concerto/services/rest/RepositoryService/v1',
   annotations: '/concerto/mpulse/api/annotations/v1',
   alerts: '/concerto/mpulse/api/alerts',
+  compositions: '/concerto/services/rest/composition/instances/v1',
+  results: '/concerto/services/rest/Results/v1',
   control: '/_emulator',
   health: '/_emulator/health',
   openapi: '/_emulator/openapi.json',

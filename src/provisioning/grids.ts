@@ -33,6 +33,18 @@ const SERVER_RESTARTABLE = new Set<ServerState>(['RUNNING', 'BUSY', 'FAILED']);
 /** Cloud servers have no "final" column in the spec: these are their resting states. */
 const SERVER_SETTLED = new Set<ServerState>(['RUNNING', 'BUSY', 'FAILED', 'TERMINATED']);
 
+/** States of a deployment going or gone down. */
+const GRID_DOWN = new Set<GridState>(['TERMINATING', 'TERMINATED', 'TERMINATED_WITH_FAILURES', 'CANCELLING', 'CANCELLED']);
+
+export interface GridCapacity {
+  id: number;
+  name: string;
+  state: GridState;
+  loadServerIds: number[];
+  startedAt: number;
+  downAt?: number;
+}
+
 const signedHex = (n: number) => (n < 0 ? `-${(-n).toString(16)}` : n.toString(16));
 
 /**
@@ -179,6 +191,32 @@ export class GridStore extends ResourceStore<GridSeed, GridState, GridDurations>
       this.logForServer(server, now, `Server ${server.name} failed.`, 'ERROR');
     }
     return cloudServerView(server, now);
+  }
+
+  /**
+   * What a composition needs to know of a deployed grid (handed to other interfaces through
+   * the wiring): its state, its running load generators, and when its deployment began and
+   * went down. Undefined for a grid never started.
+   */
+  capacity(id: number, now: number): GridCapacity | undefined {
+    const grid = this.byId.get(id);
+    const deployment = grid?.deployment;
+    if (!grid || !deployment) return undefined;
+    const loadServerIds: number[] = [];
+    for (const server of this.deploymentServers(grid)) {
+      const state = serverState(server, now);
+      if (server.role === 'LOAD_GENERATOR' && (state === 'RUNNING' || state === 'BUSY')) loadServerIds.push(server.id);
+    }
+    const down = deployment.steps.find((s) => GRID_DOWN.has(s.state))?.at;
+    const { startedAt } = deployment;
+    return { id, name: grid.name, state: gridState(grid, now), loadServerIds, startedAt, ...(down !== undefined ? { downAt: down } : {}) };
+  }
+
+  /** capacity() of every grid that has a deployment. */
+  capacities(now: number): GridCapacity[] {
+    const out: GridCapacity[] = [];
+    for (const grid of this.byId.values()) if (grid.deployment) out.push(this.capacity(grid.id, now)!);
+    return out;
   }
 
   // -------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ export const provisioning: Interface<'provisioning', typeof ProvisioningSections
   timed: {
     kinds: KINDS,
     nextTransitionAt: (store) => store.nextTransitionAt(),
-    settlesAt: (store, kind, id) => ((KINDS as readonly string[]).includes(kind) ? store.settlesAt(kind as ResourceKind, id) : undefined),
+    settlesAt: (store, kind, id) => ((KINDS as readonly string[]).includes(kind) ? store.settlesAt(kind as ResourceKind, Number(id)) : undefined),
   },
   routes: async (app, { store }) => {
     await app.register(provisioningRoutes, { store });

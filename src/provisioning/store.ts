@@ -2,7 +2,7 @@ import type { Clock } from '../core/clock.js';
 import type { SectionSnapshot } from '../core/snapshot.js';
 import { invalid } from '../core/errors.js';
 import { EnvironmentStore, ownEnvironment } from './environments.js';
-import { GridStore, ownGrid, ownServer } from './grids.js';
+import { GridStore, ownGrid, ownServer, type GridCapacity } from './grids.js';
 import { LIFECYCLE_TABLES } from './lifecycles.js';
 import type { ResourceKind, ResourceLifecycle, ScheduleReader } from './resources.js';
 import { RsdbStore, ownRsdb } from './rsdbs.js';
@@ -155,6 +155,15 @@ export class ProvisioningStore {
   failServer(id: number): CloudServer {
     this.beforeChange();
     return this.grids.failServer(id);
+  }
+
+  /** Deployed grids as compositions see them: state, running load generators, when up and down. */
+  gridCapacities(): GridCapacity[] {
+    return this.grids.capacities(this.clock.now());
+  }
+
+  gridCapacity(id: number): GridCapacity | undefined {
+    return this.grids.capacity(id, this.clock.now());
   }
 
   // --- RSDBs ---------------------------------------------------------------------------

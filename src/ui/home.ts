@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { version } from '../config.js';
 import { PATHS } from '../http/paths.js';
 import { INTERFACES as LISTED } from '../interfaces.js';
+import type { AnyInterface } from '../http/interface.js';
 import { refuseOtherMethods } from '../http/routing.js';
 
 export const HOME_PATH = '/';
@@ -16,7 +17,7 @@ const LINKS = {
 
 /** Each interface's path prefix, by name (src/interfaces.ts), and the control API's. */
 const INTERFACES: Record<string, string> = {
-  ...Object.fromEntries(LISTED.map((i) => [i.name, i.prefix])),
+  ...Object.fromEntries((LISTED as readonly AnyInterface[]).flatMap((i) => [[i.name, i.prefix], ...Object.entries(i.bases ?? {})])),
   control: PATHS.control,
 };
 

@@ -169,7 +169,7 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
    * When one resource's lifecycle settles, from the interface whose `kind` it is: undefined
    * when there is no such resource, null when it never started.
    */
-  settlesAt(kind: string, id: number): number | null | undefined {
+  settlesAt(kind: string, id: number | string): number | null | undefined {
     for (const i of this.interfaces) if (i.timed?.kinds.includes(kind)) return i.timed.settlesAt(this.storeOf(i), kind, id);
     return undefined;
   }

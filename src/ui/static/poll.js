@@ -10,6 +10,7 @@ import { journalQuery, renderJournal } from './journal.js';
 import { model, onForget } from './model.js';
 import { PATHS } from './paths.js';
 import { readChangedResources, renderResources } from './resources.js';
+import { readCompositions, renderCompositions } from './compositions.js';
 import { maybeReadSandboxes } from './sandboxes.js';
 
 const RETRY_MS = 10_000;
@@ -58,12 +59,14 @@ export async function poll() {
     });
   }
   await attempt(readChangedResources);
+  await attempt(readCompositions);
   await attempt(() => maybeReloadAnnotations(annotationMarks));
   await attempt(maybeReadSandboxes);
   for (const problem of problems) notifyOnce(`could not read: ${problem.describe()}`);
 
   renderClock();
   renderResources();
+  renderCompositions();
   renderAlerts();
   renderFaults();
   renderJournal();
