@@ -14,6 +14,7 @@ import { REPOSITORY_PREFIX, repositoryRoutes } from './repository/routes.js';
 import { PROVISIONING_PREFIX, provisioningRoutes } from './provisioning/routes.js';
 import { ANNOTATIONS_PREFIX, annotationRoutes } from './annotations/routes.js';
 import { ALERTS_PREFIX, alertRoutes } from './alerts/routes.js';
+import { QUERY_PREFIX, queryRoutes } from './query/routes.js';
 import { CONTROL_PREFIX, controlRoutes } from './control/routes.js';
 import { SANDBOX_NAME, installControlHooks, installWorlds } from './control/hooks.js';
 import { installPersistence } from './control/persistence.js';
@@ -150,6 +151,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   await app.register(provisioningRoutes, { prefix: PROVISIONING_PREFIX, store: (r) => r.world.stores.provisioning });
   await app.register(annotationRoutes, { prefix: ANNOTATIONS_PREFIX, store: (r) => r.world.stores.annotations, config });
   await app.register(alertRoutes, { prefix: ALERTS_PREFIX, store: (r) => r.world.stores.alerts, config });
+  await app.register(queryRoutes, { prefix: QUERY_PREFIX, store: (r) => r.world.stores.query, config });
   await app.register(controlRoutes, { prefix: CONTROL_PREFIX, world: (r) => r.world, sandboxes });
   await app.register(uiRoutes, { prefix: UI_PREFIX });
   await app.register(homeRoutes);

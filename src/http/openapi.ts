@@ -61,18 +61,22 @@ export async function installOpenApi(app: FastifyInstance, config: Config): Prom
         { name: 'Repository', description: 'tokens and object look-up' },
         { name: 'Annotations' },
         { name: 'Alerts' },
+        { name: 'Query API', description: 'real-user data of a domain by its app key; needs Authentication (or X-Auth-Token)' },
         { name: 'Control', description: 'the emulator itself: health, reset, state, time' },
       ],
       components: {
         securitySchemes: {
           XAuthToken: { type: 'apiKey', in: 'header', name: 'X-Auth-Token', description: 'session token from PUT .../Tokens; demo: demo-token' },
+          Authentication: { type: 'apiKey', in: 'header', name: 'Authentication', description: 'the Query API: the session token, as its clients send it' },
           AdminToken: { type: 'http', scheme: 'bearer', description: 'the ADMIN_TOKEN setting, when set' },
         },
         schemas: { ErrorBody: ErrorBodyComponent },
       },
     },
     transform: ({ schema, url }) => {
-      const security = needsToken(url) ? [{ XAuthToken: [] }] : needsAdmin(url) ? [{ AdminToken: [] }] : undefined;
+      // The Query API takes the session token as Authentication (its clients' way) or X-Auth-Token.
+      const token = url.startsWith(PATHS.query) ? [{ Authentication: [] }, { XAuthToken: [] }] : [{ XAuthToken: [] }];
+      const security = needsToken(url) ? token : needsAdmin(url) ? [{ AdminToken: [] }] : undefined;
       return { schema: security ? ({ ...schema, security } as typeof schema) : schema, url };
     },
     transformObject: (documentObject) => {

@@ -9,6 +9,7 @@ export const PATHS = {
   repository: '/concerto/services/rest/RepositoryService/v1',
   annotations: '/concerto/mpulse/api/annotations/v1',
   alerts: '/concerto/mpulse/api/alerts',
+  query: '/concerto/mpulse/api/v2',
   control: '/_emulator',
   health: '/_emulator/health',
   openapi: '/_emulator/openapi.json',
@@ -31,6 +32,11 @@ export interface Area {
   readonly access: Access;
   /** Part of the emulator's own API (/_emulator): faults and the journal leave it alone. */
   readonly control: boolean;
+  /**
+   * The headers a `token` area reads the session token from, first present wins (lower
+   * case). Absent: `x-auth-token` alone.
+   */
+  readonly tokenHeaders?: readonly string[];
 }
 
 const area = (prefix: string, access: Access, tree = true): Area => ({
@@ -58,6 +64,8 @@ export const AREAS: readonly Area[] = [
   area(`${PATHS.repository}/Tokens`, 'open'),
   area('/concerto/mpulse/api/annotations', 'token'),
   area(PATHS.alerts, 'alert'),
+  // The Query API: clients send the session token as `Authentication`, some as `X-Auth-Token`.
+  { ...area(PATHS.query, 'token'), tokenHeaders: ['authentication', 'x-auth-token'] },
   // The home page (GET /) belongs to the emulator itself: open, and left alone by faults and the journal.
   { prefix: '/', tree: false, access: 'open', control: true },
 ];

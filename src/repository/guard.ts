@@ -91,6 +91,15 @@ export interface GuardOptions {
   alertsRequireToken: boolean;
 }
 
+/** The first of `names` the request carries (an area that takes the token under more than one name). */
+function tokenHeader(request: FastifyRequest, names: readonly string[]): string | string[] | undefined {
+  for (const name of names) {
+    const value = request.headers[name];
+    if (value !== undefined) return value;
+  }
+  return undefined;
+}
+
 export function installAuthGuard(app: FastifyInstance, { auth, alertsRequireToken }: GuardOptions): void {
   app.decorateRequest('session', null);
   app.decorateRequest('area', null);
@@ -104,10 +113,16 @@ export function installAuthGuard(app: FastifyInstance, { auth, alertsRequireToke
     const { access } = requestArea(request) as Area;
     const needsToken = access === 'token' || (access === 'alert' && alertsRequireToken);
     if (!needsToken) return done();
-    const header = request.headers['x-auth-token'];
+    const area = requestArea(request) as Area;
+    const header = area.tokenHeaders ? tokenHeader(request, area.tokenHeaders) : request.headers['x-auth-token'];
     const session = auth(request).use(typeof header === 'string' ? header : undefined);
     if (!session) {
-      const why = header === undefined ? 'the X-Auth-Token header is missing' : 'the security token is invalid or expired';
+      const why =
+        header !== undefined
+          ? 'the security token is invalid or expired'
+          : area.tokenHeaders
+            ? 'the Authentication header is missing: send the security token in Authentication or X-Auth-Token'
+            : 'the X-Auth-Token header is missing';
       sendError(reply, 401, why);
       return;
     }

@@ -4,6 +4,7 @@ import { RepositorySectionsSchema } from '../repository/schemas.js';
 import { ProvisioningSectionsSchema } from '../provisioning/schemas.js';
 import { AnnotationSectionsSchema } from '../annotations/schemas.js';
 import { AlertSectionsSchema } from '../alerts/schemas.js';
+import { QuerySectionsSchema } from '../query/schemas.js';
 
 /**
  * The whole state of the emulator, in the fixture format. A fixture file holds any subset of
@@ -15,6 +16,7 @@ const sections = {
   ...ProvisioningSectionsSchema,
   ...AnnotationSectionsSchema,
   ...AlertSectionsSchema,
+  ...QuerySectionsSchema,
 };
 export type SectionName = keyof typeof sections;
 export const SECTION_NAMES = Object.keys(sections) as SectionName[];
@@ -43,6 +45,8 @@ const keyOf: Record<SectionName, (item: never) => string | number> = {
   domains: (d: { id: number }) => d.id,
   annotations: (a: { id: number }) => a.id,
   alerts: (a: { uid: string }) => a.uid,
+  rumModels: (m: { domainId: number }) => m.domainId,
+  incidents: (i: { id: number }) => i.id,
 };
 
 /** The identities of one section, for `has` lookups. */
@@ -72,6 +76,12 @@ function referenceProblems(state: State, keys: Keys, problem: (text: () => strin
     g.deployment?.cloudServerIds.forEach((id, j) => {
       if (!keys.cloudServers.has(id)) problem(() => `$.grids[${i}].deployment.cloudServerIds[${j}]: no cloud server ${id}`);
     });
+  });
+  state.rumModels.forEach((m, i) => {
+    if (!keys.domains.has(m.domainId)) problem(() => `$.rumModels[${i}].domainId: no domain ${m.domainId}`);
+  });
+  state.incidents.forEach((m, i) => {
+    if (!keys.domains.has(m.domainId)) problem(() => `$.incidents[${i}].domainId: no domain ${m.domainId}`);
   });
   // Plain loops: a seed can hold hundreds of thousands of annotations.
   const { annotations } = state;

@@ -4,6 +4,8 @@ import { AuthStore } from '../repository/store.js';
 import { ProvisioningStore } from '../provisioning/store.js';
 import { AnnotationStore } from '../annotations/store.js';
 import { AlertStore } from '../alerts/store.js';
+import { QueryStore } from '../query/store.js';
+import { domainApiKey } from '../annotations/schemas.js';
 import { FaultStore } from './faults.js';
 import { Journal } from './journal.js';
 import type { SectionName, State } from './state.js';
@@ -14,6 +16,7 @@ export interface Stores {
   provisioning: ProvisioningStore;
   annotations: AnnotationStore;
   alerts: AlertStore;
+  query: QueryStore;
 }
 
 /**
@@ -83,13 +86,14 @@ export class World {
 
   /** The whole state in the fixture format. */
   exportState(): State {
-    const { auth, provisioning, annotations, alerts } = this.current;
+    const { auth, provisioning, annotations, alerts, query } = this.current;
     return structuredClone({
       users: auth.exportUsers(),
       tokens: auth.exportTokens(),
       ...provisioning.export(),
       ...annotations.export(),
       ...alerts.export(),
+      ...query.export(),
     });
   }
 
@@ -99,15 +103,15 @@ export class World {
    * order of exportState().
    */
   snapshot(): StateSnapshot {
-    const { auth, provisioning, annotations, alerts } = this.current;
+    const { auth, provisioning, annotations, alerts, query } = this.current;
     const { sections, release } = provisioning.snapshot();
-    return { sections: { ...auth.snapshot(), ...sections, ...annotations.snapshot(), ...alerts.snapshot() }, release };
+    return { sections: { ...auth.snapshot(), ...sections, ...annotations.snapshot(), ...alerts.snapshot(), ...query.snapshot() }, release };
   }
 
   /** How many entries each section of exportState() holds, read from the stores without copying. */
   counts(): Record<SectionName, number> {
-    const { auth, provisioning, annotations, alerts } = this.current;
-    return { ...auth.counts(), ...provisioning.counts(), ...annotations.counts(), ...alerts.counts() };
+    const { auth, provisioning, annotations, alerts, query } = this.current;
+    return { ...auth.counts(), ...provisioning.counts(), ...annotations.counts(), ...alerts.counts(), ...query.counts() };
   }
 
   /**
@@ -116,13 +120,24 @@ export class World {
    */
   private build(state: State): Stores {
     const { clock, config } = this;
+    const annotations = new AnnotationStore(state, clock);
     return {
       auth: new AuthStore(state.users, state.tokens, clock, config.tokenIdleTimeoutMs),
       provisioning: new ProvisioningStore(state, clock, config.timeScale),
-      annotations: new AnnotationStore(state, clock),
+      annotations,
       alerts: new AlertStore(state, clock),
+      // The Query API reaches the domains (and their app keys) through this port only.
+      query: new QueryStore(state, clock, { domains: () => queryDomains(annotations.domains()) }),
     };
   }
+}
+
+/** The domains as the Query API sees them: with their app keys, worked out once per catalogue. */
+const domainViews = new WeakMap<object, Array<{ id: number; name: string; apiKey: string }>>();
+function queryDomains(domains: ReadonlyArray<{ id: number; name: string; apiKey?: string }>) {
+  let views = domainViews.get(domains);
+  if (!views) domainViews.set(domains, (views = domains.map((d) => ({ id: d.id, name: d.name, apiKey: domainApiKey(d) }))));
+  return views;
 }
 
 /** The name the world had before sandboxes; kept while the routes move to World. */
