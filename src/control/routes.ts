@@ -10,6 +10,7 @@ import { scenarioRoutes } from './scenario-routes.js';
 import { alertControlRoutes } from './alert-routes.js';
 import { faultRoutes } from './fault-routes.js';
 import { journalRoutes } from './journal-routes.js';
+import { incidentControlRoutes } from './incident-routes.js';
 
 export { CONTROL_PREFIX } from './hooks.js';
 
@@ -35,5 +36,6 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlOptions> = async (a
   await app.register(alertControlRoutes, { world });
   await app.register(faultRoutes, { world });
   await app.register(journalRoutes, { world });
+  await app.register(incidentControlRoutes, { world });
   await app.register(sandboxRoutes, { sandboxes });
 };

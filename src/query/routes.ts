@@ -1,9 +1,8 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.js';
-import { DomainError } from '../core/errors.js';
-import { ErrorBodySchema, errorBody, installErrorHandling, notFound } from '../http/errors.js';
+import { ErrorBodySchema, installErrorHandling, notFound } from '../http/errors.js';
 import { allowOnly, type StoreOf } from '../http/routing.js';
 import { registerRateLimit } from '../http/rate-limit.js';
 import { EMPTY_QUERY_TYPES, QUERY_TYPES, type QueryStore, type QueryType } from './store.js';
@@ -106,15 +105,8 @@ function tokenOf(request: FastifyRequest): string {
 
 /** The Query API: `GET <app key>/<query type>` answers real-user data of the app's domain. */
 export const queryRoutes: FastifyPluginAsyncTypebox<QueryOptions> = async (app, { store, config }) => {
-  installErrorHandling(app, { unsupportedMediaType: 400 });
-  const shared = app.errorHandler;
-  // A refused parameter carries the service's code too; everything else is the shared body.
-  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    if (error instanceof DomainError && error.kind === 'invalid') {
-      return reply.code(400).type('application/json; charset=utf-8').send({ ...errorBody(400, error.message), code: INVALID_PARAMETER });
-    }
-    return shared.call(app, error, request, reply);
-  });
+  // A refused parameter carries the service's code beside the shared body: clients branch on it.
+  installErrorHandling(app, { unsupportedMediaType: 400, domainErrorFields: (e) => (e.kind === 'invalid' ? { code: INVALID_PARAMETER } : undefined) });
 
   registerRateLimit(app, {
     max: config.rateLimitMax,
