@@ -93,7 +93,7 @@ export function writeSeed(dir, { grids = 1000, startedGrids = grids, serversPerG
     ),
   });
   write('domains.json', {
-    domains: Array.from({ length: domains }, (_, i) => ({ id: FIRST_DOMAIN_ID + i, name: `www.shop${i}.example.com` })),
+    domains: Array.from({ length: domains }, (_, i) => ({ id: FIRST_DOMAIN_ID + i, name: `www.shop${i}.example.com`, apiKey: `BENCH-APP-${i}` })),
   });
   write('annotations.json', { annotations: Array.from({ length: annotations }, (_, i) => annotation(i, domains)) });
   write('alerts.json', {
