@@ -8,6 +8,22 @@ import { IncidentCreateBodySchema, IncidentSchema } from '../query/schemas.js';
 /** Incidents of the Query API's data: "from T1 to T2, page group X is 2.5x slower and errors 10x". */
 export const incidentControlRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> = async (app, { world }) => {
   const tags = ['Control'];
+  /** GET /_emulator/apps: the apps of the Query API, each domain with its app key. */
+  app.get(
+    '/apps',
+    {
+      schema: {
+        tags,
+        summary: 'The apps of the Query API: each domain with its app key',
+        response: {
+          200: Type.Array(Type.Object({ domainId: Type.Integer(), name: Type.String(), apiKey: Type.String() }, { additionalProperties: false })),
+        },
+      },
+    },
+    async (request) => world(request).stores.query.apps(),
+  );
+  allowOnly(app, '/apps', ['GET']);
+
   /** GET /_emulator/incidents: every incident, with absolute times. */
   app.get(
     '/incidents',

@@ -511,6 +511,11 @@ export class QueryStore {
     return { columnNames, data: rows.map((r) => [r.name, ...ids.map((id) => value(r.block, id))]) };
   }
 
+  /** Every app the Query API answers for: each domain with its app key. */
+  apps(): Array<{ domainId: number; name: string; apiKey: string }> {
+    return this.ports.domains().map((d) => ({ domainId: d.id, name: d.name, apiKey: d.apiKey }));
+  }
+
   // ---- incidents (the control API) ----
 
   private view(i: IncidentRecord): Incident {

@@ -13,6 +13,7 @@ import { wireFaults } from './faults.js';
 import { wireJournal } from './journal.js';
 import { poll } from './poll.js';
 import { startPolling } from './refresh.js';
+import { wireRum } from './rum.js';
 import { wireSandboxes } from './sandboxes.js';
 import { wireSession } from './session.js';
 
@@ -22,6 +23,7 @@ wireClock();
 wireAnnotations();
 wireFaults();
 wireJournal();
+wireRum();
 wireSession();
 resetAnnotationForm();
 if (auth.token) showUser();

@@ -11,6 +11,7 @@ import { model, onForget } from './model.js';
 import { PATHS } from './paths.js';
 import { readChangedResources, renderResources } from './resources.js';
 import { maybeReadSandboxes } from './sandboxes.js';
+import { followRum, renderRumChoices } from './rum.js';
 
 const RETRY_MS = 10_000;
 let catalogRetryAt = 0;
@@ -60,6 +61,7 @@ export async function poll() {
   await attempt(readChangedResources);
   await attempt(() => maybeReloadAnnotations(annotationMarks));
   await attempt(maybeReadSandboxes);
+  await attempt(() => followRum());
   for (const problem of problems) notifyOnce(`could not read: ${problem.describe()}`);
 
   renderClock();
@@ -80,6 +82,7 @@ async function loadCatalog() {
   model.names.rsdb = new Map(rsdbs.objects.map((o) => [o.id, o.name]));
   model.domains = domains.objects;
   renderDomainChoices();
+  renderRumChoices();
   model.catalogNeeded = false;
   await reloadAnnotations();
 }
