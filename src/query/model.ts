@@ -370,8 +370,13 @@ export class RumGenerator {
     return part;
   }
 
-  /** Adds one minute's bucket counts and errors, as the selection keeps them, to `into`. */
-  addMinute(into: Float64Array, minute: number, timer: Timer, selection: Selection): void {
+  /**
+   * Adds one minute's bucket counts and errors, as the selection keeps them, to `into`. With
+   * `by`, `into` holds one block per value of that dimension (BLOCK_SIZE apart), and each
+   * value's part goes to its own block: exactly what a selection of that one value adds, for
+   * all values in one pass.
+   */
+  addMinute(into: Float64Array, minute: number, timer: Timer, selection: Selection, by?: Dimension): void {
     if (selection.empty) return;
     const start = minute * MINUTE;
     let traffic = this.baseTraffic(minute);
@@ -385,18 +390,25 @@ export class RumGenerator {
     const n = round(traffic);
     if (n === 0) return;
     const splits: Array<{ dimension: SplitDimension; weights: Float64Array; width: number; kept: readonly number[]; shares: Float64Array }> = [];
+    let byIndex = -1;
     for (const d of SPLIT_DIMENSIONS) {
-      const kept = selection[d];
-      if (!kept) continue;
       const width = this.model.dimensions[d].length + 1;
+      let kept = selection[d];
+      if (d === by) {
+        kept ??= Array.from({ length: width - 1 }, (_, v) => v);
+        byIndex = splits.length;
+      }
+      if (!kept) continue;
       splits.push({ dimension: d, weights: this.weightsOf(timer, d), width, kept, shares: this.sharesOf(d) });
     }
+    const us = this.offsets;
     let before = 0;
     for (let g = 0; g < this.model.pageGroups.length; g++) {
       const upTo = round(n * this.groupCum[g + 1]);
       const inGroup = upTo - before;
       before = upTo;
       if (inGroup === 0 || (selection.pageGroup && !selection.pageGroup.includes(g))) continue;
+      const base = by === 'pageGroup' ? g * BLOCK_SIZE : 0;
       let factor = 1;
       let errorFactor = 1;
       for (const i of active) {
@@ -410,24 +422,39 @@ export class RumGenerator {
       // One stream of offsets per split dimension, drawn for every bucket in order.
       for (let s = 0; s < splits.length; s++) this.streams[s] = hash32(this.model.domainId, minute, g, splits[s].dimension);
       let below = 0;
-      for (let k = 0; k < BUCKETS; k++) {
-        const upToK = Math.floor(inGroup * cdf[k] + u0);
-        let c = upToK - below;
-        below = upToK;
-        for (let s = 0; s < splits.length; s++) {
-          const u = this.draw(s);
-          if (c > 0) c = this.keep(c, k, splits[s].weights, splits[s].width, splits[s].kept, u);
+      for (let k = 0; k <= BUCKETS; k++) {
+        // Bucket k's beacons, and at k = BUCKETS the errors (split by the plain shares).
+        let c: number;
+        if (k < BUCKETS) {
+          const upToK = Math.floor(inGroup * cdf[k] + u0);
+          c = upToK - below;
+          below = upToK;
+        } else {
+          c = round(inGroup * this.model.errorRate * errorFactor);
         }
-        into[k] += c;
+        for (let s = 0; s < splits.length; s++) us[s] = this.draw(s);
+        const row = k < BUCKETS ? k : 0;
+        const table = (s: number) => (k < BUCKETS ? splits[s].weights : splits[s].shares);
+        if (byIndex < 0) {
+          for (let s = 0; s < splits.length && c > 0; s++) c = this.keep(c, row, table(s), splits[s].width, splits[s].kept, us[s]);
+          into[base + k] += c;
+          continue;
+        }
+        for (let s = 0; s < byIndex && c > 0; s++) c = this.keep(c, row, table(s), splits[s].width, splits[s].kept, us[s]);
+        if (c === 0) continue;
+        const { width, kept } = splits[byIndex];
+        const w = table(byIndex);
+        for (const v of kept) {
+          let part = Math.floor(c * w[row * width + v + 1] + us[byIndex]) - Math.floor(c * w[row * width + v] + us[byIndex]);
+          for (let s = byIndex + 1; s < splits.length && part > 0; s++) part = this.keep(part, row, table(s), splits[s].width, splits[s].kept, us[s]);
+          into[v * BLOCK_SIZE + k] += part;
+        }
       }
-      let errors = round(inGroup * this.model.errorRate * errorFactor);
-      for (let s = 0; s < splits.length; s++) {
-        const u = this.draw(s);
-        if (errors > 0) errors = this.keep(errors, 0, splits[s].shares, splits[s].width, splits[s].kept, u);
-      }
-      into[ERRORS] += errors;
     }
   }
+
+  /** The offsets of one bucket, one per split dimension. */
+  private readonly offsets = new Float64Array(SPLIT_DIMENSIONS.length);
 
   private readonly shareTables = new Map<SplitDimension, Float64Array>();
   /** The states of the offset streams of one minute and page group (mulberry32). */
