@@ -134,13 +134,15 @@ export class EmulatorClient {
   }
 
   /** Base URLs of the interfaces, for configuring the system under test. */
-  get urls(): { provisioning: string; repository: string; annotations: string; alerts: string; rum: string; control: string } {
+  get urls(): { provisioning: string; repository: string; annotations: string; alerts: string; rum: string; query: string; control: string } {
     return {
       provisioning: `${this.url}${PATHS.provisioning}`,
       repository: `${this.url}${PATHS.repository}`,
       annotations: `${this.url}${PATHS.annotations}`,
       alerts: `${this.url}${PATHS.alerts}`,
       rum: `${this.url}/concerto/mpulse`,
+      /** The Query API: `${query}/<app key>/<query type>`. */
+      query: `${this.url}${PATHS.query}`,
       control: `${this.url}${PATHS.control}`,
     };
   }

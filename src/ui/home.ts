@@ -18,6 +18,7 @@ const INTERFACES = {
   repository: PATHS.repository,
   annotations: PATHS.annotations,
   alerts: PATHS.alerts,
+  query: PATHS.query,
   control: PATHS.control,
 };
 
@@ -66,7 +67,7 @@ const page = (v: string) => `<!doctype html>
 </head>
 <body>
 <h1>cloud-emulator <small>${v}</small></h1>
-<p>A stateful emulator of a cloud load-testing service: provisioning, repository, annotations and alerts, with a control API for tests.</p>
+<p>A stateful emulator of a cloud load-testing service: provisioning, repository, annotations, alerts and the Query API, with a control API for tests.</p>
 <ul>
 <li><a href="${LINKS.dashboard.slice(1)}">Dashboard</a>: watch and steer the emulator</li>
 <li><a href="${LINKS.apiReference.slice(1)}">API reference</a>: every operation, to try out (OpenAPI document: <a href="${LINKS.openapi.slice(1)}"><code>${LINKS.openapi}</code></a>)</li>

@@ -41,6 +41,7 @@ describe('GET / (the home page)', () => {
           repository: '/concerto/services/rest/RepositoryService/v1',
           annotations: '/concerto/mpulse/api/annotations/v1',
           alerts: '/concerto/mpulse/api/alerts',
+          query: '/concerto/mpulse/api/v2',
           control: '/_emulator',
         },
       });
