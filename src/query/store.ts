@@ -234,13 +234,16 @@ export class QueryStore {
   }
 
   /** The start minutes of a series' points: per minute up to a day, per hour up to a week, else per day. */
-  private steps(request: QueryRequest): { fromMin: number; toMin: number; step: number; points: number[] } {
+  private steps(request: QueryRequest): { fromMin: number; toMin: number; step: number; points: number[]; end: (m: number) => number } {
     const { fromMin, toMin } = this.minutes(request);
-    const span = Math.ceil(request.to / MINUTE) - fromMin;
+    const span = (request.to - request.from) / MINUTE;
     const step = span <= DAY_MINUTES ? 1 : span <= 7 * DAY_MINUTES ? 60 : DAY_MINUTES;
+    // Points start on whole hours (days): the first one covers the part before the first
+    // boundary, and every other one is a complete hour (day), which the cache keeps.
     const points: number[] = [];
-    for (let m = fromMin; m < toMin; m += step) points.push(m);
-    return { fromMin, toMin, step, points };
+    const end = (m: number) => Math.min((Math.floor(m / step) + 1) * step, toMin);
+    for (let m = fromMin; m < toMin; m = end(m)) points.push(m);
+    return { fromMin, toMin, step, points, end };
   }
 
   private timerOf(model: RumModel, request: QueryRequest, name: string | undefined): Timer {
@@ -321,11 +324,11 @@ export class QueryStore {
         });
       }
       case 'by-minute': {
-        const { step, points } = this.steps(request);
+        const { points, end } = this.steps(request);
         const aPoints: Json[] = [];
         const ys: number[] = [];
         for (const m of points) {
-          const s = statsOf(this.aggregate(gen, timer, selection, m, Math.min(m + step, toMin)), request.percentile);
+          const s = statsOf(this.aggregate(gen, timer, selection, m, end(m)), request.percentile);
           if (s.n === 0) continue;
           ys.push(s.median);
           aPoints.push({
@@ -477,15 +480,15 @@ export class QueryStore {
     });
     const timers = (request.timers.length || request.metrics.length ? request.timers : ['PageLoad']).map((t) => this.timerOf(model, request, t));
     if (request.customTimer !== undefined && !timers.length) timers.push(this.timerOf(model, request, undefined));
-    const { fromMin, toMin, step, points } = this.steps(request);
+    const { fromMin, toMin, points, end } = this.steps(request);
     const values: Array<{ history: number[]; id: string; latest: number }> = [];
     const pageLoad = model.timers[0];
     for (const id of metricIds) {
-      const history = points.map((m) => this.metricValue(model, id, this.aggregate(gen, pageLoad, selection, m, Math.min(m + step, toMin))));
+      const history = points.map((m) => this.metricValue(model, id, this.aggregate(gen, pageLoad, selection, m, end(m))));
       values.push({ history, id, latest: this.metricValue(model, id, this.aggregate(gen, pageLoad, selection, fromMin, toMin)) });
     }
     for (const timer of timers) {
-      const history = points.map((m) => statsOf(this.aggregate(gen, timer, selection, m, Math.min(m + step, toMin)), request.percentile).median);
+      const history = points.map((m) => statsOf(this.aggregate(gen, timer, selection, m, end(m)), request.percentile).median);
       values.push({ history, id: timer.id, latest: statsOf(this.aggregate(gen, timer, selection, fromMin, toMin), request.percentile).median });
     }
     return { dataTimeZone: request.timezone, values };

@@ -251,3 +251,37 @@ describe('the requests of the public clients', () => {
     expect(groups.values[0].history).toHaveLength(1440);
   });
 });
+
+describe('the Query API: hostile input', () => {
+  it('answers a JSON error, never a crash, to malformed and oversized parameters', async () => {
+    const many = (name: string, n: number) => Array.from({ length: n }, (_, i) => `${name}=v${i}`).join('&');
+    const cases = [
+      many('timer', 2000),
+      many('page-group', 150),
+      `timezone=${'A'.repeat(2000)}`,
+      'date-comparator=Between&date-start=99999999999999&date-end=999999999999999',
+      'date-comparator=Between&date-start=2026-11-21T25:00&date-end=2026-11-22',
+      'date-comparator=Last&trailing-seconds=99999999999',
+      'percentile=1e2',
+      '__proto__=x',
+      'constructor=x',
+      'date=%00',
+      `metrics=${'x,'.repeat(500)}&dimension=browser`,
+    ];
+    for (const query of cases) {
+      const r = await app.inject({ url: `${Q}/${SHOP}/metrics-by-dimension?${query}`, headers: AUTH });
+      expect(r.statusCode, query.slice(0, 80)).toBeLessThan(500);
+      expect(Object.keys(r.json()), query.slice(0, 80)).toContain(r.statusCode === 200 ? 'columnNames' : 'message');
+    }
+  });
+
+  it('a series longer than a day has hourly points on whole hours, after a partial first one', async () => {
+    clock.advance(30 * 60_000 + 17_000);
+    const { body } = await get(`${SHOP}/timers-metrics?date-comparator=Last7Days`);
+    const history = body.values[0].history;
+    // 7 days back from 09:30:17 is 09:30: a half hour, then 167 whole hours, then 09:00 to 09:30.
+    expect(history).toHaveLength(169);
+    expect(sumOf(history)).toBe(body.values[0].latest);
+    expect(history[0]).toBeLessThan(history[1]);
+  });
+});
