@@ -221,16 +221,19 @@ export interface ActiveIncident {
   trafficFactor: number;
 }
 
+/** The index of a page group, or -2 for one the model does not have (an incident on it touches nothing). */
+function groupIndex(model: RumModel, name: string): number {
+  const at = model.pageGroups.findIndex((g) => g.name === name);
+  return at < 0 ? -2 : at;
+}
+
 export function incidentsOf(model: RumModel, incidents: ReadonlyArray<IncidentSeed & { start: number; end: number }>): ActiveIncident[] {
   return incidents
     .filter((i) => i.domainId === model.domainId)
     .map((i) => ({
       start: i.start,
       end: i.end,
-      pageGroup: i.pageGroup === undefined ? -1 : (() => {
-        const at = model.pageGroups.findIndex((g) => g.name === i.pageGroup);
-        return at < 0 ? -2 : at;
-      })(),
+      pageGroup: i.pageGroup === undefined ? -1 : groupIndex(model, i.pageGroup),
       loadTimeFactor: i.loadTimeFactor,
       errorFactor: i.errorFactor,
       trafficFactor: i.trafficFactor,
@@ -473,11 +476,6 @@ export class RumGenerator {
     let t = this.shareTables.get(d);
     if (!t) this.shareTables.set(d, (t = cumulative(this.model.dimensions[d].map((v) => v.share))));
     return t;
-  }
-
-  /** A stable fingerprint of the model and incidents, for cache keys shared across stores. */
-  fingerprint(): number {
-    return hash32(JSON.stringify(this.model), JSON.stringify(this.incidents));
   }
 }
 
