@@ -4,10 +4,10 @@
 //   app.ts                    the composition root
 //   control/, ui/             the emulator's own HTTP faces
 //   world/                    the emulated world, no HTTP in it
-//   repository/ provisioning/ annotations/ alerts/   one folder per emulated interface
+//   repository/ provisioning/ annotations/ alerts/ query/   one folder per emulated interface
 //   http/                     what every route shares
 //   core/, config.ts          pure: no Fastify, nothing above them
-const INTERFACES = '^src/(repository|provisioning|annotations|alerts)/';
+const INTERFACES = '^src/(repository|provisioning|annotations|alerts|query)/';
 const FASTIFY = '^(fastify|@fastify/|fastify-plugin)';
 
 /** A rule that `from` may not import `to`. */
