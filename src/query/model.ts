@@ -312,19 +312,33 @@ export class RumGenerator {
 
   /** The cumulative bucket distribution of a timer in a page group slowed down by `factor`. */
   private cdf(timer: Timer, group: number, factor: number): Float64Array {
+    // Most minutes have no incident: their tables are kept per timer without building a key.
+    if (factor === 1) {
+      let plain = this.plainCdfs.get(timer);
+      if (!plain) this.plainCdfs.set(timer, (plain = []));
+      return (plain[group] ??= this.cdfFor(timer, group, 1));
+    }
     const key = `${timer.id}|${group}|${factor}`;
     let cdf = this.cdfs.get(key);
     if (cdf) return cdf;
+    cdf = this.cdfFor(timer, group, factor);
+    // Bounded: the factors come from the incidents, of which a store holds a bounded number.
+    if (this.cdfs.size > 4096) this.cdfs.clear();
+    this.cdfs.set(key, cdf);
+    return cdf;
+  }
+
+  /** The tables of the minutes without an incident, per timer and page group. */
+  private readonly plainCdfs = new Map<Timer, Float64Array[]>();
+
+  private cdfFor(timer: Timer, group: number, factor: number): Float64Array {
     const median = timer.medianMs * this.model.pageGroups[group].loadTimeFactor * factor;
     const logMedian = Math.log(median);
-    cdf = new Float64Array(BUCKETS);
+    const cdf = new Float64Array(BUCKETS);
     for (let k = 0; k < BUCKETS; k++) {
       const edge = BUCKET_EDGES[k + 1];
       cdf[k] = k === BUCKETS - 1 ? 1 : phi((Math.log(edge) - logMedian) / timer.sigma);
     }
-    // Bounded: the factors come from the incidents, of which a store holds a bounded number.
-    if (this.cdfs.size > 4096) this.cdfs.clear();
-    this.cdfs.set(key, cdf);
     return cdf;
   }
 
@@ -424,6 +438,17 @@ export class RumGenerator {
       const u0 = unit(this.model.domainId, minute, g);
       // One stream of offsets per split dimension, drawn for every bucket in order.
       for (let s = 0; s < splits.length; s++) this.streams[s] = hash32(this.model.domainId, minute, g, splits[s].dimension);
+      if (splits.length === 0) {
+        // No split: the buckets and the errors as they are (the common case, kept tight).
+        let below = 0;
+        for (let k = 0; k < BUCKETS; k++) {
+          const upToK = Math.floor(inGroup * cdf[k] + u0);
+          into[base + k] += upToK - below;
+          below = upToK;
+        }
+        into[base + BUCKETS] += round(inGroup * this.model.errorRate * errorFactor);
+        continue;
+      }
       let below = 0;
       for (let k = 0; k <= BUCKETS; k++) {
         // Bucket k's beacons, and at k = BUCKETS the errors (split by the plain shares).
@@ -437,19 +462,19 @@ export class RumGenerator {
         }
         for (let s = 0; s < splits.length; s++) us[s] = this.draw(s);
         const row = k < BUCKETS ? k : 0;
-        const table = (s: number) => (k < BUCKETS ? splits[s].weights : splits[s].shares);
+        const bucket = k < BUCKETS;
         if (byIndex < 0) {
-          for (let s = 0; s < splits.length && c > 0; s++) c = this.keep(c, row, table(s), splits[s].width, splits[s].kept, us[s]);
+          for (let s = 0; s < splits.length && c > 0; s++) c = this.keep(c, row, (bucket ? splits[s].weights : splits[s].shares), splits[s].width, splits[s].kept, us[s]);
           into[base + k] += c;
           continue;
         }
-        for (let s = 0; s < byIndex && c > 0; s++) c = this.keep(c, row, table(s), splits[s].width, splits[s].kept, us[s]);
+        for (let s = 0; s < byIndex && c > 0; s++) c = this.keep(c, row, (bucket ? splits[s].weights : splits[s].shares), splits[s].width, splits[s].kept, us[s]);
         if (c === 0) continue;
         const { width, kept } = splits[byIndex];
-        const w = table(byIndex);
+        const w = bucket ? splits[byIndex].weights : splits[byIndex].shares;
         for (const v of kept) {
           let part = Math.floor(c * w[row * width + v + 1] + us[byIndex]) - Math.floor(c * w[row * width + v] + us[byIndex]);
-          for (let s = byIndex + 1; s < splits.length && part > 0; s++) part = this.keep(part, row, table(s), splits[s].width, splits[s].kept, us[s]);
+          for (let s = byIndex + 1; s < splits.length && part > 0; s++) part = this.keep(part, row, (bucket ? splits[s].weights : splits[s].shares), splits[s].width, splits[s].kept, us[s]);
           into[v * BLOCK_SIZE + k] += part;
         }
       }
