@@ -463,18 +463,20 @@ export class RumGenerator {
         for (let s = 0; s < splits.length; s++) us[s] = this.draw(s);
         const row = k < BUCKETS ? k : 0;
         const bucket = k < BUCKETS;
+        const split = (count: number, s: number) =>
+          this.keep(count, row, bucket ? splits[s].weights : splits[s].shares, splits[s].width, splits[s].kept, us[s]);
         if (byIndex < 0) {
-          for (let s = 0; s < splits.length && c > 0; s++) c = this.keep(c, row, (bucket ? splits[s].weights : splits[s].shares), splits[s].width, splits[s].kept, us[s]);
+          for (let s = 0; s < splits.length && c > 0; s++) c = split(c, s);
           into[base + k] += c;
           continue;
         }
-        for (let s = 0; s < byIndex && c > 0; s++) c = this.keep(c, row, (bucket ? splits[s].weights : splits[s].shares), splits[s].width, splits[s].kept, us[s]);
+        for (let s = 0; s < byIndex && c > 0; s++) c = split(c, s);
         if (c === 0) continue;
         const { width, kept } = splits[byIndex];
         const w = bucket ? splits[byIndex].weights : splits[byIndex].shares;
         for (const v of kept) {
           let part = Math.floor(c * w[row * width + v + 1] + us[byIndex]) - Math.floor(c * w[row * width + v] + us[byIndex]);
-          for (let s = byIndex + 1; s < splits.length && part > 0; s++) part = this.keep(part, row, (bucket ? splits[s].weights : splits[s].shares), splits[s].width, splits[s].kept, us[s]);
+          for (let s = byIndex + 1; s < splits.length && part > 0; s++) part = split(part, s);
           into[v * BLOCK_SIZE + k] += part;
         }
       }
