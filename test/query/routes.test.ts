@@ -37,6 +37,14 @@ describe('the Query API: access', () => {
     expect((await get(`${SHOP}/not-a-type`)).status).toBe(404);
   });
 
+  it('takes Authentication on the Query API only: the other interfaces still need X-Auth-Token', async () => {
+    const r = await app.inject({ url: '/concerto/mpulse/api/annotations/v1', headers: AUTH });
+    expect(r.statusCode).toBe(401);
+    expect(r.json().message).toBe('the X-Auth-Token header is missing');
+    // An unknown path under the Query API is refused without a token, like the interface itself.
+    expect((await app.inject({ url: `${Q.toUpperCase()}/x/y/z` })).statusCode).toBe(401);
+  });
+
   it('refuses a key of another tenant when the domain port names one', () => {
     const c = new ManualClock(Date.UTC(2026, 10, 22, 9));
     const store = new QueryStore({ rumModels: [], incidents: [] }, c, { domains: () => [{ id: 1, name: 'a', apiKey: 'K', tenant: 'Acme' }] });
