@@ -68,7 +68,7 @@ function draw() {
   const height = 200;
   const left = 44;
   const right = 44;
-  const top = 24;
+  const top = 36;
   const bottom = 22;
   const x = (t) => left + ((t - from) / (to - from)) * (width - left - right);
   const plotBottom = height - bottom;
@@ -98,8 +98,8 @@ function draw() {
         'g',
         { class: 'mark' },
         s('title', {}, `${a.title}\n${a.text}\n${dateTime(a.start)} UTC`),
-        s('line', { x1: x(a.start), x2: x(a.start), y1: top - 10, y2: plotBottom }),
-        s('text', { x: Math.min(x(a.start) + 3, width - 120), y: top - 12 }, a.title),
+        s('line', { x1: x(a.start), x2: x(a.start), y1: top - 2, y2: plotBottom }),
+        s('text', { x: Math.min(x(a.start) + 3, width - 120), y: top - 4 }, a.title),
       ),
     );
   container.replaceChildren(
@@ -110,8 +110,8 @@ function draw() {
       ...incidents,
       s('path', { class: 'traffic', d: traffic }),
       s('path', { class: 'load', d: line }),
-      s('text', { class: 'legend load', x: 4, y: 12 }, `load time (median, max ${Math.round(maxLoad / 1.1)} ms)`),
-      s('text', { class: 'legend traffic', x: width - 4, y: 12, 'text-anchor': 'end' }, `beacons/min (max ${Math.round(maxBeacons / 1.1)})`),
+      s('text', { class: 'legend legend-load', x: 4, y: 12 }, `load time (median, max ${Math.round(maxLoad / 1.1)} ms)`),
+      s('text', { class: 'legend legend-traffic', x: width - 4, y: 12, 'text-anchor': 'end' }, `beacons/min (max ${Math.round(maxBeacons / 1.1)})`),
       ...marks,
     ),
   );
