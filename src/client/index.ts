@@ -34,6 +34,7 @@ import type {
   ResourceLifecycleSchema,
 } from '../control/schemas.js';
 import type { Alert } from '../alerts/schemas.js';
+import type { Incident, IncidentCreateBody } from '../query/schemas.js';
 import type { FixtureFileSchema, State } from '../world/state.js';
 import type { ErrorBody } from '../http/errors.js';
 import { PATHS } from '../http/paths.js';
@@ -288,6 +289,26 @@ export class EmulatorClient {
 
   clearFaults(): Promise<void> {
     return this.call('DELETE', '/faults');
+  }
+
+  // ---- incidents (the Query API's data) -------------------------------------------------
+
+  /** Bends a domain's real-user numbers between two times: slower pages, more errors, more traffic. */
+  addIncident(incident: IncidentCreateBody): Promise<Incident> {
+    return this.call('POST', '/incidents', { body: incident });
+  }
+
+  incidents(): Promise<Incident[]> {
+    return this.call('GET', '/incidents');
+  }
+
+  deleteIncident(id: number): Promise<void> {
+    return this.call('DELETE', `/incidents/${id}`);
+  }
+
+  /** The apps of the Query API: each domain with its app key. */
+  apps(): Promise<Array<{ domainId: number; name: string; apiKey: string }>> {
+    return this.call('GET', '/apps');
   }
 
   // ---- journal ------------------------------------------------------------------------
