@@ -10,7 +10,7 @@
 //   repository/ provisioning/ annotations/ alerts/   one folder per emulated interface
 //   http/                     what every route shares
 //   core/, config.ts          pure: no Fastify, nothing above them
-const INTERFACES = '^src/(repository|provisioning|annotations|alerts)/';
+const INTERFACES = '^src/(repository|provisioning|annotations|alerts|query)/';
 const FASTIFY = '^(fastify|@fastify/|fastify-plugin)';
 /** The list of interfaces and what is made from it. */
 const LIST = '^src/(interfaces|state|state-worker|fixture-schema)\\.ts$';

@@ -148,6 +148,14 @@ const CASES = [
     status: 204,
     target: { kind: 'cpu', min: 0.7, text: '>= 70% of baseline req per CPU-s' },
   },
+  {
+    id: 'query-summary-30d',
+    title: 'GET Query API summary, Last30Days (generated per minute)',
+    path: '/concerto/mpulse/api/v2/BENCH-APP-0/summary?format=json&date-comparator=Last30Days',
+    headers: AUTH,
+    check: (body) => Number(body.n) > 0 || `summary has n ${body.n}`,
+    target: { kind: 'p99', max: 20, text: 'p99 < 20 ms' },
+  },
 ].filter((c) => !ONLY || ONLY.has(c.id));
 
 function log(message) {

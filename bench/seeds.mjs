@@ -95,7 +95,7 @@ export function writeSeed(dir, { grids = 1000, startedGrids = grids, serversPerG
     ),
   });
   write('domains.json', {
-    domains: Array.from({ length: domains }, (_, i) => ({ id: FIRST_DOMAIN_ID + i, name: `www.shop${i}.example.com` })),
+    domains: Array.from({ length: domains }, (_, i) => ({ id: FIRST_DOMAIN_ID + i, name: `www.shop${i}.example.com`, apiKey: `BENCH-APP-${i}` })),
   });
   write('annotations.json', { annotations: Array.from({ length: annotations }, (_, i) => annotation(i, domains)) });
   // One composition of 10,000 virtual users on one load server, for the result read.

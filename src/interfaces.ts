@@ -6,6 +6,7 @@ import { provisioning } from './provisioning/interface.js';
 import { annotations } from './annotations/interface.js';
 import { alerts } from './alerts/interface.js';
 import { compositions } from './compositions/interface.js';
+import { query } from './query/interface.js';
 
 /**
  * Every emulated interface, one line each: the app registers their routes, the world builds
@@ -15,7 +16,7 @@ import { compositions } from './compositions/interface.js';
  * read the stores of those above it when its store is built. Adding an interface: see
  * "Adding an interface" in docs/development.md.
  */
-export const INTERFACES = [repository, provisioning, annotations, alerts, compositions] as const;
+export const INTERFACES = [repository, provisioning, annotations, alerts, compositions, query] as const;
 
 export type Interfaces = typeof INTERFACES;
 

@@ -36,24 +36,8 @@ export const DomainSeedSchema = Type.Object(
 );
 export type DomainSeed = Static<typeof DomainSeedSchema>;
 
-const KEY_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
-
-/**
- * A domain's app key: the one its seed gives, else five groups of five characters derived
- * from its id (the real keys' shape), the same for the same id in every run.
- */
-export function domainApiKey(domain: Pick<DomainSeed, 'id' | 'apiKey'>): string {
-  if (domain.apiKey !== undefined) return domain.apiKey;
-  // A 32-bit multiplicative hash stepped per character: no crypto needed, just stable and spread.
-  let h = domain.id >>> 0;
-  let key = '';
-  for (let i = 0; i < 25; i++) {
-    h = (Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) + 0x9e3779b9 + i) >>> 0;
-    key += KEY_ALPHABET[h % KEY_ALPHABET.length];
-    if (i % 5 === 4 && i < 24) key += '-';
-  }
-  return key;
-}
+/** A domain's app key (core/app-keys.ts): the one its seed gives, else one derived from its id. */
+export { domainApiKey } from '../core/app-keys.js';
 
 /**
  * An annotation in a fixture. Times are absolute (`start`, `end`) or relative to the moment

@@ -34,6 +34,7 @@ import type {
   ResourceLifecycleSchema,
 } from '../control/schemas.js';
 import type { Alert } from '../alerts/schemas.js';
+import type { Incident, IncidentCreateBody } from '../query/schemas.js';
 import type { FixtureFileSchema, State } from '../state.js';
 import type { ErrorBody } from '../http/errors.js';
 import { PATHS } from '../http/paths.js';
@@ -143,6 +144,7 @@ export class EmulatorClient {
     compositions: string;
     results: string;
     rum: string;
+    query: string;
     control: string;
   } {
     return {
@@ -153,6 +155,8 @@ export class EmulatorClient {
       compositions: `${this.url}${PATHS.compositions}`,
       results: `${this.url}${PATHS.results}`,
       rum: `${this.url}/concerto/mpulse`,
+      /** The Query API: `${query}/<app key>/<query type>`. */
+      query: `${this.url}${PATHS.query}`,
       control: `${this.url}${PATHS.control}`,
     };
   }
@@ -315,6 +319,26 @@ export class EmulatorClient {
 
   clearFaults(): Promise<void> {
     return this.call('DELETE', '/faults');
+  }
+
+  // ---- incidents (the Query API's data) -------------------------------------------------
+
+  /** Bends a domain's real-user numbers between two times: slower pages, more errors, more traffic. */
+  addIncident(incident: IncidentCreateBody): Promise<Incident> {
+    return this.call('POST', '/incidents', { body: incident });
+  }
+
+  incidents(): Promise<Incident[]> {
+    return this.call('GET', '/incidents');
+  }
+
+  deleteIncident(id: number): Promise<void> {
+    return this.call('DELETE', `/incidents/${id}`);
+  }
+
+  /** The apps of the Query API: each domain with its app key. */
+  apps(): Promise<Array<{ domainId: number; name: string; apiKey: string }>> {
+    return this.call('GET', '/apps');
   }
 
   // ---- journal ------------------------------------------------------------------------

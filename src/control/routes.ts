@@ -11,6 +11,7 @@ import { alertControlRoutes } from './alert-routes.js';
 import { faultRoutes } from './fault-routes.js';
 import { journalRoutes } from './journal-routes.js';
 import { compositionControlRoutes } from './composition-routes.js';
+import { incidentControlRoutes } from './incident-routes.js';
 
 export { CONTROL_PREFIX } from './hooks.js';
 
@@ -37,5 +38,6 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlOptions> = async (a
   await app.register(faultRoutes, { world });
   await app.register(journalRoutes, { world });
   await app.register(compositionControlRoutes, { world });
+  await app.register(incidentControlRoutes, { world });
   await app.register(sandboxRoutes, { sandboxes, world });
 };

@@ -62,6 +62,8 @@ export function sendError(
 export interface ErrorStyle {
   /** Status for a body whose Content-Type is not JSON: 415 for annotations, 400 elsewhere. */
   unsupportedMediaType: 400 | 415;
+  /** Fields an interface adds to the body of a domain error (the Query API's `code`). */
+  domainErrorFields?: (error: DomainError) => Record<string, string> | undefined;
 }
 
 /** Words a schema-validation failure the way a person would say it. */
@@ -82,7 +84,14 @@ export function installErrorHandling(app: FastifyInstance, style: ErrorStyle): v
     if (error instanceof ApiError) return sendError(reply, error.statusCode, error.message, error.headers);
     if (error instanceof DomainError) {
       const retry = error.retryAfterSeconds !== undefined ? { 'retry-after': String(error.retryAfterSeconds) } : undefined;
-      return sendError(reply, STATUS_OF[error.kind], error.message, retry);
+      const fields = style.domainErrorFields?.(error);
+      if (!fields) return sendError(reply, STATUS_OF[error.kind], error.message, retry);
+      const status = STATUS_OF[error.kind];
+      return reply
+        .code(status)
+        .headers(retry ?? {})
+        .type('application/json; charset=utf-8')
+        .send({ ...errorBody(status, error.message), ...fields });
     }
     if (error.validation) return sendError(reply, 400, validationMessage(error));
     switch (error.code) {

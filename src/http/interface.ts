@@ -29,6 +29,8 @@ export interface InterfaceArea {
   readonly access: Exclude<Access, 'admin'>;
   /** The prefix and everything below it (the default), or the path alone. */
   readonly tree?: boolean;
+  /** The headers a `token` area reads the session token from, first present wins (lower case); absent: X-Auth-Token. */
+  readonly tokenHeaders?: readonly string[];
 }
 
 export interface Interface<Name extends string = string, Sections extends SectionSchemas = SectionSchemas, Store = unknown>

@@ -80,13 +80,16 @@ export async function installOpenApi(
       components: {
         securitySchemes: {
           XAuthToken: { type: 'apiKey', in: 'header', name: 'X-Auth-Token', description: 'session token from PUT .../Tokens; demo: demo-token' },
+          Authentication: { type: 'apiKey', in: 'header', name: 'Authentication', description: 'the Query API: the session token, as its clients send it' },
           AdminToken: { type: 'http', scheme: 'bearer', description: 'the ADMIN_TOKEN setting, when set' },
         },
         schemas: { ErrorBody: ErrorBodyComponent },
       },
     },
     transform: ({ schema, url }) => {
-      const security = needsToken(url) ? [{ XAuthToken: [] }] : needsAdmin(url) ? [{ AdminToken: [] }] : undefined;
+      // An area that also takes the token as Authentication (the Query API, as its clients send it) says so.
+      const token = areas.of(url).tokenHeaders?.includes('authentication') ? [{ Authentication: [] }, { XAuthToken: [] }] : [{ XAuthToken: [] }];
+      const security = needsToken(url) ? token : needsAdmin(url) ? [{ AdminToken: [] }] : undefined;
       return { schema: security ? ({ ...schema, security } as typeof schema) : schema, url };
     },
     transformObject: (documentObject) => {

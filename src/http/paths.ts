@@ -13,6 +13,7 @@ export const PATHS = {
   alerts: '/concerto/mpulse/api/alerts',
   compositions: '/concerto/services/rest/composition/instances/v1',
   results: '/concerto/services/rest/Results/v1',
+  query: '/concerto/mpulse/api/v2',
   control: '/_emulator',
   health: '/_emulator/health',
   openapi: '/_emulator/openapi.json',
@@ -35,6 +36,11 @@ export interface Area {
   readonly access: Access;
   /** Part of the emulator's own API (/_emulator): faults and the journal leave it alone. */
   readonly control: boolean;
+  /**
+   * The headers a `token` area reads the session token from, first present wins (lower
+   * case). Absent: `x-auth-token` alone.
+   */
+  readonly tokenHeaders?: readonly string[];
 }
 
 const area = (prefix: string, access: Access, tree = true): Area => ({
@@ -49,6 +55,8 @@ export interface DeclaredArea {
   readonly prefix: string;
   readonly access: Access;
   readonly tree?: boolean;
+  /** See Area.tokenHeaders. */
+  readonly tokenHeaders?: readonly string[];
 }
 
 /** Paths outside every area: open, and not part of the control API. */
@@ -77,7 +85,7 @@ export class AreaTable {
       area(PATHS.docs, 'open'),
       area(PATHS.ui, 'open'),
       area(PATHS.control, 'admin'),
-      ...interfaceAreas.map((a) => area(a.prefix, a.access, a.tree ?? true)),
+      ...interfaceAreas.map((a) => ({ ...area(a.prefix, a.access, a.tree ?? true), ...(a.tokenHeaders ? { tokenHeaders: a.tokenHeaders } : {}) })),
       // The home page (GET /) belongs to the emulator itself: open, and left alone by faults and the journal.
       { prefix: '/', tree: false, access: 'open', control: true },
     ];

@@ -78,6 +78,15 @@ describe('EmulatorClient against a running emulator', () => {
     expect(await client.faults()).toEqual([]);
   });
 
+  it('lists the apps and adds, reads and removes incidents', async () => {
+    const shop = (await client.apps()).find((a) => a.name === 'shop.example.com');
+    expect(shop?.apiKey).toBe('SHOP9-X4T7K-M2QRB-V8DNE-H5WZC');
+    const incident = await client.addIncident({ domainId: 12346, startAgoMs: 600_000, endAgoMs: 0, loadTimeFactor: 2 });
+    expect(await client.incidents()).toContainEqual(incident);
+    await client.deleteIncident(incident.id);
+    expect((await client.incidents()).map((i) => i.id)).not.toContain(incident.id);
+  });
+
   it('asserts on the journal: count and find with a matcher, list and clear', async () => {
     const body = JSON.stringify({ title: 'Release 7', text: 'from the client test', start: T0 });
     await fetch(client.urls.annotations, { method: 'POST', headers: demo, body });

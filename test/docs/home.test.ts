@@ -43,6 +43,7 @@ describe('GET / (the home page)', () => {
           alerts: '/concerto/mpulse/api/alerts',
           compositions: '/concerto/services/rest/composition/instances/v1',
           results: '/concerto/services/rest/Results/v1',
+          query: '/concerto/mpulse/api/v2',
           control: '/_emulator',
         },
       });

@@ -14,6 +14,7 @@ import { wireJournal } from './journal.js';
 import { reloadObjects, wireObjects } from './objects.js';
 import { poll } from './poll.js';
 import { startPolling } from './refresh.js';
+import { wireRum } from './rum.js';
 import { wireSandboxes } from './sandboxes.js';
 import { wireSession } from './session.js';
 
@@ -24,6 +25,7 @@ wireAnnotations();
 wireFaults();
 wireJournal();
 wireObjects();
+wireRum();
 wireSession();
 resetAnnotationForm();
 if (auth.token) showUser();

@@ -12,6 +12,7 @@ import { PATHS } from './paths.js';
 import { readChangedResources, renderResources } from './resources.js';
 import { readCompositions, renderCompositions } from './compositions.js';
 import { maybeReadSandboxes } from './sandboxes.js';
+import { followRum, renderRumChoices } from './rum.js';
 
 const RETRY_MS = 10_000;
 let catalogRetryAt = 0;
@@ -62,6 +63,7 @@ export async function poll() {
   await attempt(readCompositions);
   await attempt(() => maybeReloadAnnotations(annotationMarks));
   await attempt(maybeReadSandboxes);
+  await attempt(() => followRum());
   for (const problem of problems) notifyOnce(`could not read: ${problem.describe()}`);
 
   renderClock();
@@ -83,6 +85,7 @@ async function loadCatalog() {
   model.names.rsdb = new Map(rsdbs.objects.map((o) => [o.id, o.name]));
   model.domains = domains.objects;
   renderDomainChoices();
+  renderRumChoices();
   model.catalogNeeded = false;
   await reloadAnnotations();
 }

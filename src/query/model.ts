@@ -1,0 +1,579 @@
+import { hash32, normal, unit } from '../core/random.js';
+import type { IncidentSeed, RumModelSeed } from './schemas.js';
+
+/**
+ * The real users of one domain, as numbers that are a pure function of the model, the
+ * incidents and the minute: no sample is ever stored. Each minute's beacons are split over
+ * the page groups, and each page group's beacons over fixed load-time buckets by the
+ * log-normal distribution of the timer; browsers, countries, A/B tests and bandwidth blocks
+ * then take their part of each bucket. Every split rounds cumulatively (the parts of a
+ * whole always add up to it exactly), so summaries, histograms, per-minute series and
+ * drill-downs computed from the same buckets agree to the beacon.
+ */
+
+/** The lower edges of the load-time buckets, in ms; the last edge closes the last bucket. */
+export const BUCKET_EDGES: readonly number[] = (() => {
+  const edges: number[] = [];
+  const run = (from: number, to: number, step: number) => {
+    for (let x = from; x < to; x += step) edges.push(x);
+  };
+  run(0, 100, 10);
+  run(100, 600, 50);
+  run(600, 900, 100);
+  run(900, 3750, 150);
+  edges.push(3750);
+  run(3950, 4200, 250);
+  run(4200, 10800, 300);
+  run(10800, 15000, 600);
+  run(15000, 18600, 1200);
+  edges.push(18600, 20000, 37500, 75000, 150000, 300000, 450000, 600001);
+  return edges;
+})();
+/** How many buckets there are (one fewer than edges). */
+export const BUCKETS = BUCKET_EDGES.length - 1;
+
+/** A timer of the service: its name, its label in a chart, and its size relative to the page load. */
+interface TimerKind {
+  id: string;
+  label: string;
+  ratio: number;
+  sigma: number;
+}
+
+/** The built-in timers: the page load and the navigation-timing ones, sized as real pages are. */
+export const STANDARD_TIMERS: readonly TimerKind[] = [
+  { id: 'PageLoad', label: 'Page Load Time', ratio: 1, sigma: 0 },
+  { id: 'DNS', label: 'DNS', ratio: 0.012, sigma: 1.0 },
+  { id: 'TCP', label: 'TCP', ratio: 0.015, sigma: 0.9 },
+  { id: 'SSL', label: 'SSL', ratio: 0.02, sigma: 0.8 },
+  { id: 'FirstByte', label: 'Back-End Time', ratio: 0.22, sigma: 0.7 },
+  { id: 'FirstLastByte', label: 'Front-End Time', ratio: 0.75, sigma: 0.75 },
+  { id: 'DomLoad', label: 'DOM Loading', ratio: 0.35, sigma: 0.7 },
+  { id: 'DomReady', label: 'DOM Complete', ratio: 0.92, sigma: 0.75 },
+  { id: 'FirstPaint', label: 'First Paint', ratio: 0.38, sigma: 0.7 },
+  { id: 'FirstContentfulPaint', label: 'First Contentful Paint', ratio: 0.4, sigma: 0.7 },
+  { id: 'LargestContentfulPaint', label: 'Largest Contentful Paint', ratio: 0.62, sigma: 0.75 },
+  { id: 'TimeToInteractive', label: 'Time to Interactive', ratio: 1.05, sigma: 0.75 },
+  { id: 'FirstInputDelay', label: 'First Input Delay', ratio: 0.004, sigma: 1.1 },
+];
+
+export interface DimensionValue {
+  name: string;
+  share: number;
+  loadTimeFactor: number;
+}
+
+/** The drill-down dimensions, in the order a bucket is split by them. */
+export const SPLIT_DIMENSIONS = ['browser', 'country', 'abTest', 'bandwidth'] as const;
+export type SplitDimension = (typeof SPLIT_DIMENSIONS)[number];
+export type Dimension = 'pageGroup' | SplitDimension;
+
+export const BANDWIDTH_BLOCKS: readonly DimensionValue[] = [
+  { name: '0', share: 0.01, loadTimeFactor: 4 },
+  { name: '1', share: 0.04, loadTimeFactor: 2.2 },
+  { name: '2', share: 0.12, loadTimeFactor: 1.5 },
+  { name: '3', share: 0.23, loadTimeFactor: 1.15 },
+  { name: '4', share: 0.2, loadTimeFactor: 1 },
+  { name: '5', share: 0.33, loadTimeFactor: 0.85 },
+  { name: '6', share: 0.07, loadTimeFactor: 0.75 },
+];
+/** What each bandwidth block means, for the bandwidth chart. */
+export const BANDWIDTH_LABELS: Readonly<Record<string, string>> = {
+  '0': '< 64 Kbps',
+  '1': '64-512 Kbps',
+  '2': '512 Kbps-2 Mbps',
+  '3': '2-6 Mbps',
+  '4': '6-10 Mbps',
+  '5': '10-100 Mbps',
+  '6': '100-1000 Mbps',
+};
+
+export interface Timer {
+  /** As the service names it: PageLoad, DNS, ..., CustomTimer0. */
+  id: string;
+  label: string;
+  medianMs: number;
+  sigma: number;
+}
+
+export interface CustomMetric {
+  id: string;
+  name: string;
+  ratePercent: number;
+}
+
+/** A model with every default filled in. */
+export interface RumModel {
+  domainId: number;
+  beaconsPerMinute: number;
+  peakHourUtc: number;
+  weekendFactor: number;
+  pageLoadMedianMs: number;
+  pageLoadSigma: number;
+  errorRate: number;
+  bounceRate: number;
+  pageGroups: DimensionValue[];
+  dimensions: Record<SplitDimension, DimensionValue[]>;
+  timers: Timer[];
+  customMetrics: CustomMetric[];
+}
+
+const DEFAULT_PAGE_GROUPS = [
+  ['Category', 0.34, 1.1],
+  ['Product', 0.3, 0.95],
+  ['Home', 0.14, 0.8],
+  ['Search', 0.08, 1.3],
+  ['Account', 0.06, 1],
+  ['Checkout', 0.05, 0.9],
+  ['Buy', 0.03, 1.2],
+] as const;
+const DEFAULT_BROWSERS = [
+  ['Chrome/120', 0.38, 0.95],
+  ['Mobile Safari/17', 0.24, 1.05],
+  ['Chrome Mobile/120', 0.14, 1.35],
+  ['Safari/17', 0.08, 0.9],
+  ['Edge/120', 0.07, 0.95],
+  ['Firefox/121', 0.05, 1.05],
+  ['Samsung Internet/23', 0.04, 1.4],
+] as const;
+const DEFAULT_COUNTRIES = [
+  ['US', 0.42, 0.95],
+  ['GB', 0.12, 0.9],
+  ['DE', 0.09, 0.9],
+  ['CA', 0.07, 1],
+  ['FR', 0.06, 0.95],
+  ['IN', 0.06, 1.6],
+  ['AU', 0.05, 1.2],
+  ['JP', 0.04, 0.85],
+  ['BR', 0.04, 1.45],
+  ['MX', 0.03, 1.3],
+  ['(No Value)', 0.02, 1.1],
+] as const;
+
+const values = (rows: ReadonlyArray<readonly [string, number, number]>): DimensionValue[] =>
+  rows.map(([name, share, loadTimeFactor]) => ({ name, share, loadTimeFactor }));
+
+/** The shares as given, scaled to add up to 1. */
+function normalised(list: DimensionValue[]): DimensionValue[] {
+  const total = list.reduce((sum, v) => sum + v.share, 0);
+  return list.map((v) => ({ ...v, share: v.share / total }));
+}
+
+/**
+ * The model of a domain: the fixture's, with every field it leaves out derived from the
+ * domain id, so that every domain has traffic of its own size and speed.
+ */
+export function modelOf(domainId: number, seed: RumModelSeed | undefined): RumModel {
+  const u = (key: string) => unit(domainId, 'model', key);
+  const pageLoadMedianMs = seed?.pageLoadMedianMs ?? Math.round(1800 + 2200 * u('median'));
+  const pageLoadSigma = seed?.pageLoadSigma ?? 0.7 + 0.2 * u('sigma');
+  const pick = (given: RumModelSeed['pageGroups'], fallback: DimensionValue[]): DimensionValue[] =>
+    normalised(given ? given.map((v) => ({ name: v.name, share: v.share, loadTimeFactor: v.loadTimeFactor ?? 1 })) : fallback);
+  let abTests = seed?.abTests?.map((v) => ({ name: v.name, share: v.share, loadTimeFactor: v.loadTimeFactor ?? 1 })) ?? [
+    { name: 'Control', share: 0.45, loadTimeFactor: 1 },
+    { name: 'Variant-B', share: 0.45, loadTimeFactor: 1.08 },
+  ];
+  // Beacons outside every test have no value, as the service shows them.
+  const tested = abTests.reduce((sum, v) => sum + v.share, 0);
+  if (tested < 0.999) abTests = [...abTests, { name: '(No Value)', share: 1 - tested, loadTimeFactor: 1 }];
+  const timers: Timer[] = STANDARD_TIMERS.map((t) => ({
+    id: t.id,
+    label: t.label,
+    medianMs: Math.max(1, pageLoadMedianMs * t.ratio),
+    sigma: t.id === 'PageLoad' ? pageLoadSigma : t.sigma,
+  }));
+  const customTimers = seed?.customTimers ?? [{ name: 'Hero Image', medianMs: Math.round(pageLoadMedianMs * 0.7), sigma: 0.6 }];
+  customTimers.forEach((t, i) => timers.push({ id: `CustomTimer${i}`, label: t.name, medianMs: t.medianMs, sigma: t.sigma ?? 0.7 }));
+  const customMetrics = (seed?.customMetrics ?? [{ name: 'Conversion', ratePercent: 2 + 2 * u('conversion') }]).map((m, i) => ({
+    id: `CustomMetric${i}`,
+    name: m.name,
+    ratePercent: m.ratePercent,
+  }));
+  return {
+    domainId,
+    beaconsPerMinute: seed?.beaconsPerMinute ?? Math.round(80 + 420 * u('traffic')),
+    peakHourUtc: seed?.peakHourUtc ?? 14 + Math.floor(6 * u('peak')),
+    weekendFactor: seed?.weekendFactor ?? 0.75,
+    pageLoadMedianMs,
+    pageLoadSigma,
+    errorRate: seed?.errorRate ?? 0.02,
+    bounceRate: seed?.bounceRate ?? 0.35,
+    pageGroups: pick(seed?.pageGroups, values(DEFAULT_PAGE_GROUPS)),
+    dimensions: {
+      browser: pick(seed?.browsers, values(DEFAULT_BROWSERS)),
+      country: pick(seed?.countries, values(DEFAULT_COUNTRIES)),
+      abTest: normalised(abTests),
+      bandwidth: BANDWIDTH_BLOCKS.slice(),
+    },
+    timers,
+    customMetrics,
+  };
+}
+
+/** Incidents of one domain with absolute times. */
+export interface ActiveIncident {
+  start: number;
+  end: number;
+  /** Index of the page group, or -1 for all of them (and -2 for a page group the model lacks). */
+  pageGroup: number;
+  loadTimeFactor: number;
+  errorFactor: number;
+  trafficFactor: number;
+}
+
+/** The index of a page group, or -2 for one the model does not have (an incident on it touches nothing). */
+function groupIndex(model: RumModel, name: string): number {
+  const at = model.pageGroups.findIndex((g) => g.name === name);
+  return at < 0 ? -2 : at;
+}
+
+export function incidentsOf(model: RumModel, incidents: ReadonlyArray<IncidentSeed & { start: number; end: number }>): ActiveIncident[] {
+  return incidents
+    .filter((i) => i.domainId === model.domainId)
+    .map((i) => ({
+      start: i.start,
+      end: i.end,
+      pageGroup: i.pageGroup === undefined ? -1 : groupIndex(model, i.pageGroup),
+      loadTimeFactor: i.loadTimeFactor,
+      errorFactor: i.errorFactor,
+      trafficFactor: i.trafficFactor,
+    }));
+}
+
+const MINUTE = 60_000;
+const DAY_MINUTES = 1440;
+
+/** Math.round for the non-negative numbers every split rounds. */
+const round = (x: number) => Math.floor(x + 0.5);
+
+/** The standard normal CDF (Abramowitz and Stegun 7.1.26; error below 1.5e-7). */
+function phi(z: number): number {
+  const x = Math.abs(z) / Math.SQRT2;
+  const t = 1 / (1 + 0.3275911 * x);
+  const y = 1 - ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-x * x);
+  return z >= 0 ? (1 + y) / 2 : (1 - y) / 2;
+}
+
+/**
+ * Which beacons a query keeps: for each dimension, the indexes of the values it keeps
+ * (absent: all of them). `empty` keeps none (a value the model does not have).
+ */
+export interface Selection {
+  pageGroup?: readonly number[];
+  browser?: readonly number[];
+  country?: readonly number[];
+  abTest?: readonly number[];
+  bandwidth?: readonly number[];
+  empty?: boolean;
+}
+
+/** A canonical text of a selection, for cache keys. */
+export function selectionKey(s: Selection): string {
+  if (s.empty) return 'none';
+  return ['pageGroup', ...SPLIT_DIMENSIONS].map((d) => (s[d as Dimension] ? `${d}=${s[d as Dimension]!.join(',')}` : '')).join(';');
+}
+
+/** Slots of a block: the buckets, then the error count. */
+export const ERRORS = BUCKETS;
+export const BLOCK_SIZE = BUCKETS + 1;
+
+/**
+ * The generator of one domain: per-minute bucket counts, computed on demand. It holds only
+ * small tables (the cumulative distributions per timer, page group and slow-down, and the
+ * per-bucket split weights), never samples.
+ */
+export class RumGenerator {
+  /** Cumulative shares of the page groups. */
+  private readonly groupCum: Float64Array;
+  /** Per timer and split dimension: cumulative weights of the values in each bucket, BUCKETS x (values + 1). */
+  private readonly weights = new Map<string, Float64Array>();
+  /** Per timer, page group and load-time factor: the cumulative bucket distribution. */
+  private readonly cdfs = new Map<string, Float64Array>();
+
+  constructor(
+    readonly model: RumModel,
+    private readonly incidents: readonly ActiveIncident[],
+  ) {
+    this.groupCum = cumulative(model.pageGroups.map((g) => g.share));
+  }
+
+  /** Beacons in a minute (an index of minutes since the epoch), before any incident. */
+  private baseTraffic(minute: number): number {
+    const { model } = this;
+    const minuteOfDay = ((minute % DAY_MINUTES) + DAY_MINUTES) % DAY_MINUTES;
+    const hour = minuteOfDay / 60;
+    const daily = 0.55 + 0.45 * Math.cos((2 * Math.PI * (hour - model.peakHourUtc)) / 24);
+    // 1970-01-01 was a Thursday: day 0 is weekday 4.
+    const weekday = (Math.floor(minute / DAY_MINUTES) + 4) % 7;
+    const weekly = weekday === 0 || weekday === 6 ? model.weekendFactor : 1;
+    const noise = Math.max(0.2, 1 + 0.12 * normal(model.domainId, 'traffic', minute));
+    return model.beaconsPerMinute * daily * weekly * noise;
+  }
+
+  /** The cumulative bucket distribution of a timer in a page group slowed down by `factor`. */
+  private cdf(timer: Timer, group: number, factor: number): Float64Array {
+    // Most minutes have no incident: their tables are kept per timer without building a key.
+    if (factor === 1) {
+      let plain = this.plainCdfs.get(timer);
+      if (!plain) this.plainCdfs.set(timer, (plain = []));
+      return (plain[group] ??= this.cdfFor(timer, group, 1));
+    }
+    const key = `${timer.id}|${group}|${factor}`;
+    let cdf = this.cdfs.get(key);
+    if (cdf) return cdf;
+    cdf = this.cdfFor(timer, group, factor);
+    // Bounded: the factors come from the incidents, of which a store holds a bounded number.
+    if (this.cdfs.size > 4096) this.cdfs.clear();
+    this.cdfs.set(key, cdf);
+    return cdf;
+  }
+
+  /** The tables of the minutes without an incident, per timer and page group. */
+  private readonly plainCdfs = new Map<Timer, Float64Array[]>();
+
+  private cdfFor(timer: Timer, group: number, factor: number): Float64Array {
+    const median = timer.medianMs * this.model.pageGroups[group].loadTimeFactor * factor;
+    const logMedian = Math.log(median);
+    const cdf = new Float64Array(BUCKETS);
+    for (let k = 0; k < BUCKETS; k++) {
+      const edge = BUCKET_EDGES[k + 1];
+      cdf[k] = k === BUCKETS - 1 ? 1 : phi((Math.log(edge) - logMedian) / timer.sigma);
+    }
+    return cdf;
+  }
+
+  /**
+   * The cumulative weights of a dimension's values in each bucket: a value whose beacons
+   * are slower than the whole takes more of the slow buckets, so its own median differs.
+   */
+  private weightsOf(timer: Timer, dimension: SplitDimension): Float64Array {
+    const key = `${timer.id}|${dimension}`;
+    let w = this.weights.get(key);
+    if (w) return w;
+    const list = this.model.dimensions[dimension];
+    const width = list.length + 1;
+    w = new Float64Array(BUCKETS * width);
+    const logMedian = Math.log(timer.medianMs);
+    for (let k = 0; k < BUCKETS; k++) {
+      const mid = (BUCKET_EDGES[k] + BUCKET_EDGES[k + 1]) / 2;
+      const z = (Math.log(Math.max(mid, 1)) - logMedian) / timer.sigma;
+      let total = 0;
+      for (let v = 0; v < list.length; v++) {
+        // A log-normal shifted by ln(factor): the density ratio at z is exp(z*s - s*s/2), s = ln(factor)/sigma.
+        const s = Math.log(list[v].loadTimeFactor) / timer.sigma;
+        total += list[v].share * Math.exp(Math.max(-30, Math.min(30, z * s - (s * s) / 2)));
+      }
+      let cum = 0;
+      w[k * width] = 0;
+      for (let v = 0; v < list.length; v++) {
+        const s = Math.log(list[v].loadTimeFactor) / timer.sigma;
+        cum += (list[v].share * Math.exp(Math.max(-30, Math.min(30, z * s - (s * s) / 2)))) / total;
+        w[k * width + v + 1] = v === list.length - 1 ? 1 : cum;
+      }
+    }
+    this.weights.set(key, w);
+    return w;
+  }
+
+  /**
+   * The part of `count` beacons of bucket k that the selection keeps of one dimension. The
+   * cumulative split rounds with an offset `u` in [0, 1) drawn for this minute, page group,
+   * bucket and dimension (the same whichever values are kept): the parts of every value add
+   * up to `count` exactly, and small counts are not all handed to one value.
+   */
+  private keep(count: number, k: number, weights: Float64Array, width: number, kept: readonly number[], u: number): number {
+    let part = 0;
+    for (const v of kept) part += Math.floor(count * weights[k * width + v + 1] + u) - Math.floor(count * weights[k * width + v] + u);
+    return part;
+  }
+
+  /**
+   * Adds one minute's bucket counts and errors, as the selection keeps them, to `into`. With
+   * `by`, `into` holds one block per value of that dimension (BLOCK_SIZE apart), and each
+   * value's part goes to its own block: exactly what a selection of that one value adds, for
+   * all values in one pass.
+   */
+  addMinute(into: Float64Array, minute: number, timer: Timer, selection: Selection, by?: Dimension): void {
+    if (selection.empty) return;
+    const start = minute * MINUTE;
+    let traffic = this.baseTraffic(minute);
+    const active: ActiveIncident[] = [];
+    for (const i of this.incidents) {
+      if (start >= i.start && start < i.end) {
+        active.push(i);
+        traffic *= i.trafficFactor;
+      }
+    }
+    const n = round(traffic);
+    if (n === 0) return;
+    const splits: Array<{ dimension: SplitDimension; weights: Float64Array; width: number; kept: readonly number[]; shares: Float64Array }> = [];
+    let byIndex = -1;
+    for (const d of SPLIT_DIMENSIONS) {
+      const width = this.model.dimensions[d].length + 1;
+      let kept = selection[d];
+      if (d === by) {
+        kept ??= Array.from({ length: width - 1 }, (_, v) => v);
+        byIndex = splits.length;
+      }
+      if (!kept) continue;
+      splits.push({ dimension: d, weights: this.weightsOf(timer, d), width, kept, shares: this.sharesOf(d) });
+    }
+    const us = this.offsets;
+    let before = 0;
+    for (let g = 0; g < this.model.pageGroups.length; g++) {
+      const upTo = round(n * this.groupCum[g + 1]);
+      const inGroup = upTo - before;
+      before = upTo;
+      if (inGroup === 0 || (selection.pageGroup && !selection.pageGroup.includes(g))) continue;
+      const base = by === 'pageGroup' ? g * BLOCK_SIZE : 0;
+      let factor = 1;
+      let errorFactor = 1;
+      for (const i of active) {
+        if (i.pageGroup === -1 || i.pageGroup === g) {
+          factor *= i.loadTimeFactor;
+          errorFactor *= i.errorFactor;
+        }
+      }
+      const cdf = this.cdf(timer, g, factor);
+      const u0 = unit(this.model.domainId, minute, g);
+      // One stream of offsets per split dimension, drawn for every bucket in order.
+      for (let s = 0; s < splits.length; s++) this.streams[s] = hash32(this.model.domainId, minute, g, splits[s].dimension);
+      if (splits.length === 0) {
+        // No split: the buckets and the errors as they are (the common case, kept tight).
+        let below = 0;
+        for (let k = 0; k < BUCKETS; k++) {
+          const upToK = Math.floor(inGroup * cdf[k] + u0);
+          into[base + k] += upToK - below;
+          below = upToK;
+        }
+        into[base + BUCKETS] += round(inGroup * this.model.errorRate * errorFactor);
+        continue;
+      }
+      let below = 0;
+      for (let k = 0; k <= BUCKETS; k++) {
+        // Bucket k's beacons, and at k = BUCKETS the errors (split by the plain shares).
+        let c: number;
+        if (k < BUCKETS) {
+          const upToK = Math.floor(inGroup * cdf[k] + u0);
+          c = upToK - below;
+          below = upToK;
+        } else {
+          c = round(inGroup * this.model.errorRate * errorFactor);
+        }
+        for (let s = 0; s < splits.length; s++) us[s] = this.draw(s);
+        const row = k < BUCKETS ? k : 0;
+        const bucket = k < BUCKETS;
+        const split = (count: number, s: number) =>
+          this.keep(count, row, bucket ? splits[s].weights : splits[s].shares, splits[s].width, splits[s].kept, us[s]);
+        if (byIndex < 0) {
+          for (let s = 0; s < splits.length && c > 0; s++) c = split(c, s);
+          into[base + k] += c;
+          continue;
+        }
+        for (let s = 0; s < byIndex && c > 0; s++) c = split(c, s);
+        if (c === 0) continue;
+        const { width, kept } = splits[byIndex];
+        const w = bucket ? splits[byIndex].weights : splits[byIndex].shares;
+        for (const v of kept) {
+          let part = Math.floor(c * w[row * width + v + 1] + us[byIndex]) - Math.floor(c * w[row * width + v] + us[byIndex]);
+          for (let s = byIndex + 1; s < splits.length && part > 0; s++) part = split(part, s);
+          into[v * BLOCK_SIZE + k] += part;
+        }
+      }
+    }
+  }
+
+  /** The offsets of one bucket, one per split dimension. */
+  private readonly offsets = new Float64Array(SPLIT_DIMENSIONS.length);
+
+  private readonly shareTables = new Map<SplitDimension, Float64Array>();
+  /** The states of the offset streams of one minute and page group (mulberry32). */
+  private readonly streams = new Uint32Array(SPLIT_DIMENSIONS.length);
+
+  /** The next offset in [0, 1) of stream `s`. */
+  private draw(s: number): number {
+    const a = (this.streams[s] = (this.streams[s] + 0x6d2b79f5) >>> 0);
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }
+
+  /** The plain cumulative shares of a dimension (for counts with no load time, as errors). */
+  private sharesOf(d: SplitDimension): Float64Array {
+    let t = this.shareTables.get(d);
+    if (!t) this.shareTables.set(d, (t = cumulative(this.model.dimensions[d].map((v) => v.share))));
+    return t;
+  }
+}
+
+function cumulative(shares: number[]): Float64Array {
+  const out = new Float64Array(shares.length + 1);
+  let sum = 0;
+  for (let i = 0; i < shares.length; i++) {
+    sum += shares[i];
+    out[i + 1] = i === shares.length - 1 ? 1 : sum;
+  }
+  return out;
+}
+
+/** What a block of buckets says: its count, percentiles and margin of error. */
+export interface Stats {
+  n: number;
+  /** The percentile asked for (the median by default). */
+  median: number;
+  p95: number;
+  p98: number;
+  /** 95% margin of error of the mean, in ms. */
+  moe: number;
+}
+
+/** The value below which `fraction` of the beacons of a block lie, interpolated in its bucket. */
+export function percentileOf(block: Float64Array, n: number, fraction: number): number {
+  const target = fraction * n;
+  let cum = 0;
+  for (let k = 0; k < BUCKETS; k++) {
+    const c = block[k];
+    if (c > 0 && cum + c >= target) {
+      const lo = BUCKET_EDGES[k];
+      const hi = BUCKET_EDGES[k + 1];
+      return Math.round(lo + ((hi - lo) * (target - cum)) / c);
+    }
+    cum += c;
+  }
+  return BUCKET_EDGES[BUCKETS];
+}
+
+export function countOf(block: Float64Array): number {
+  let n = 0;
+  for (let k = 0; k < BUCKETS; k++) n += block[k];
+  return n;
+}
+
+export function statsOf(block: Float64Array, percentile = 50): Stats {
+  const n = countOf(block);
+  if (n === 0) return { n: 0, median: 0, p95: 0, p98: 0, moe: 0 };
+  let sum = 0;
+  for (let k = 0; k < BUCKETS; k++) sum += block[k] * ((BUCKET_EDGES[k] + BUCKET_EDGES[k + 1]) / 2);
+  const mean = sum / n;
+  let squares = 0;
+  for (let k = 0; k < BUCKETS; k++) {
+    const d = (BUCKET_EDGES[k] + BUCKET_EDGES[k + 1]) / 2 - mean;
+    squares += block[k] * d * d;
+  }
+  const moe = n > 1 ? 1.96 * Math.sqrt(squares / (n - 1) / n) : 0;
+  return { n, median: percentileOf(block, n, percentile / 100), p95: percentileOf(block, n, 0.95), p98: percentileOf(block, n, 0.98), moe };
+}
+
+/** The bounce rate of a beacon loaded in `ms`, given the rate at the median: slower pages bounce more. */
+export function bounceAt(model: RumModel, ms: number): number {
+  const r = model.bounceRate * Math.pow(Math.max(ms, 50) / model.pageLoadMedianMs, 0.45);
+  return Math.min(0.97, r);
+}
+
+/** A custom metric's rate (percent) at a load time: it falls as pages get slower. */
+export function metricAt(metric: CustomMetric, model: RumModel, ms: number): number {
+  return metric.ratePercent * Math.pow(model.pageLoadMedianMs / Math.max(ms, 50), 0.6);
+}
+
+/** The share of beacons that start a session. */
+export const SESSIONS_PER_BEACON = 0.3;

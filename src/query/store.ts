@@ -1,0 +1,657 @@
+import type { Clock } from '../core/clock.js';
+import type { SectionSnapshot } from '../core/snapshot.js';
+import { DomainError, conflicting, invalid, missing } from '../core/errors.js';
+import { FixtureError } from '../core/fixtures.js';
+import { RateCounters } from '../core/rate-counters.js';
+import { unit } from '../core/random.js';
+import {
+  BANDWIDTH_LABELS,
+  BLOCK_SIZE,
+  BUCKETS,
+  BUCKET_EDGES,
+  ERRORS,
+  RumGenerator,
+  SESSIONS_PER_BEACON,
+  bounceAt,
+  countOf,
+  incidentsOf,
+  metricAt,
+  modelOf,
+  selectionKey,
+  statsOf,
+  type Dimension,
+  type RumModel,
+  type Selection,
+  type Timer,
+} from './model.js';
+import { parseQuery, type QueryRequest } from './params.js';
+import type { Incident, IncidentCreateBody, IncidentSeed, QueryDomain, QueryPorts, QueryQuery, QuerySections } from './schemas.js';
+
+const MINUTE = 60_000;
+const DAY_MINUTES = 1440;
+
+/** The most bytes of computed blocks a store keeps (complete hours and days, reused by later queries). */
+export const QUERY_CACHE_BYTES = 8 * 1024 * 1024;
+/** The most incidents a store holds. */
+export const MAX_INCIDENTS = 1000;
+/** The first incident id handed out by the control API (seed ids may be anything). */
+const FIRST_INCIDENT_ID = 1;
+
+/** The query types with a body of their own; the other documented ones answer "no data". */
+export const QUERY_TYPES = [
+  'summary',
+  'histogram',
+  'by-minute',
+  'timers-metrics',
+  'page-groups',
+  'browsers',
+  'geography',
+  'ab-tests',
+  'bandwidth',
+  'metrics-by-dimension',
+  'dimension-values',
+  'sessions-per-page-load-time',
+  'metric-per-page-load-time',
+] as const;
+export type QueryType = (typeof QUERY_TYPES)[number];
+/** Documented query types the emulator has no data for: they answer as the service does for no data. */
+export const EMPTY_QUERY_TYPES = ['dimension-over-time', 'app-error-summary'] as const;
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** A value as the service writes a series in its default format: a JavaScript literal, keys unquoted. */
+export function jsLiteral(value: Json): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return `[${value.map(jsLiteral).join(',')}]`;
+  if (typeof value === 'object') return `{${Object.entries(value).map(([k, v]) => `${k}:${jsLiteral(v)}`).join(',')}}`;
+  if (typeof value === 'string') return JSON.stringify(value);
+  return String(value);
+}
+
+interface IncidentRecord extends IncidentSeed {
+  start: number;
+  end: number;
+}
+
+/** Bounded least-recently-used blocks, by key. */
+class BlockCache {
+  private readonly blocks = new Map<string, Float64Array>();
+  private bytes = 0;
+  constructor(private readonly maxBytes: number) {}
+  get(key: string): Float64Array | undefined {
+    const block = this.blocks.get(key);
+    if (block) {
+      this.blocks.delete(key);
+      this.blocks.set(key, block);
+    }
+    return block;
+  }
+  set(key: string, block: Float64Array): void {
+    this.blocks.set(key, block);
+    this.bytes += block.byteLength + key.length * 2 + 64;
+    while (this.bytes > this.maxBytes) {
+      const [oldKey, old] = this.blocks.entries().next().value as [string, Float64Array];
+      this.blocks.delete(oldKey);
+      this.bytes -= old.byteLength + oldKey.length * 2 + 64;
+    }
+  }
+  clear(): void {
+    this.blocks.clear();
+    this.bytes = 0;
+  }
+}
+
+const round2 = (x: number) => Math.round(x * 100) / 100;
+const mid = (k: number) => (BUCKET_EDGES[k] + BUCKET_EDGES[k + 1]) / 2;
+
+/** The statistics of a chart series, as the service adds them. */
+function statistics(ys: number[]): { yMin: number; yMax: number; ySum: number; yAvg: number } {
+  if (ys.length === 0) return { yMin: 0, yMax: 0, ySum: 0, yAvg: 0 };
+  let yMin = Infinity;
+  let yMax = -Infinity;
+  let ySum = 0;
+  for (const y of ys) {
+    if (y < yMin) yMin = y;
+    if (y > yMax) yMax = y;
+    ySum += y;
+  }
+  return { yMin, yMax, ySum, yAvg: round2(ySum / ys.length) };
+}
+
+/**
+ * The Query API: real-user data of each domain, generated from its model on demand for any
+ * range up to the emulator's now, and the incidents that bend it. Nothing grows with time:
+ * complete hours and days are kept in a cache bounded in bytes.
+ */
+export class QueryStore {
+  /** Requests per token in the current rate-limit window; a reset starts them afresh. */
+  readonly rateLimits = new RateCounters();
+  private incidents: IncidentRecord[];
+  private nextIncidentId: number;
+  private readonly generators = new Map<number, RumGenerator>();
+  private readonly cache = new BlockCache(QUERY_CACHE_BYTES);
+
+  /** `state` is only read. */
+  constructor(
+    private readonly state: QuerySections,
+    private readonly clock: Clock,
+    private readonly ports: QueryPorts,
+  ) {
+    const now = clock.now();
+    const problems: string[] = [];
+    this.incidents = state.incidents.map((seed, i) => {
+      const at = `$.incidents[${i}] (id ${seed.id})`;
+      if ((seed.start === undefined) === (seed.startAgoMs === undefined)) problems.push(`${at}: give exactly one of start and startAgoMs`);
+      if ((seed.end === undefined) === (seed.endAgoMs === undefined)) problems.push(`${at}: give exactly one of end and endAgoMs`);
+      const start = seed.start ?? now - (seed.startAgoMs ?? 0);
+      const end = seed.end ?? now - (seed.endAgoMs ?? 0);
+      if (end <= start) problems.push(`${at}: end (${end}) is not after start (${start})`);
+      return { ...seed, start, end };
+    });
+    if (problems.length) throw new FixtureError(problems.join('\n'));
+    this.nextIncidentId = Math.max(FIRST_INCIDENT_ID, ...this.incidents.map((i) => i.id + 1));
+  }
+
+  /** The domain of an app key, if the session's tenant may query it. */
+  private domainOf(apiKey: string, tenant: string | undefined): QueryDomain {
+    const domain = this.ports.domains().find((d) => d.apiKey === apiKey);
+    if (!domain) throw missing(`no app has the app key '${apiKey}'; the apiKey attribute of a domain object is its app key`);
+    if (domain.tenant !== undefined && tenant !== undefined && domain.tenant !== tenant) {
+      throw new DomainError('unauthorized', `the app key '${apiKey}' belongs to another tenant than the security token's`);
+    }
+    return domain;
+  }
+
+  private generatorOf(domainId: number): RumGenerator {
+    let generator = this.generators.get(domainId);
+    if (!generator) {
+      const model = modelOf(domainId, this.state.rumModels.find((m) => m.domainId === domainId));
+      generator = new RumGenerator(model, incidentsOf(model, this.incidents));
+      this.generators.set(domainId, generator);
+    }
+    return generator;
+  }
+
+  /** The model of a domain (its fixture's, or the one derived from its id). */
+  modelOf(domainId: number): RumModel {
+    return this.generatorOf(domainId).model;
+  }
+
+  /**
+   * Bucket counts of [fromMin, toMin), from cached complete hours and days where it can. With
+   * `by`, one block per value of that dimension, BLOCK_SIZE apart.
+   */
+  private aggregate(gen: RumGenerator, timer: Timer, selection: Selection, fromMin: number, toMin: number, by?: Dimension): Float64Array {
+    const model = gen.model;
+    const size = (by === undefined ? 1 : by === 'pageGroup' ? model.pageGroups.length : model.dimensions[by].length) * BLOCK_SIZE;
+    const out = new Float64Array(size);
+    if (selection.empty) return out;
+    const key = `${model.domainId}|${timer.id}|${selectionKey(selection)}|${by ?? ''}|`;
+    const add = (block: Float64Array) => {
+      for (let k = 0; k < size; k++) out[k] += block[k];
+    };
+    const hour = (m: number): Float64Array => {
+      const hit = this.cache.get(`${key}h${m}`);
+      if (hit) return hit;
+      const block = new Float64Array(size);
+      for (let i = 0; i < 60; i++) gen.addMinute(block, m + i, timer, selection, by);
+      this.cache.set(`${key}h${m}`, block);
+      return block;
+    };
+    const day = (m: number): Float64Array => {
+      const hit = this.cache.get(`${key}d${m}`);
+      if (hit) return hit;
+      const block = new Float64Array(size);
+      for (let h = 0; h < 24; h++) {
+        const part = hour(m + h * 60);
+        for (let k = 0; k < size; k++) block[k] += part[k];
+      }
+      this.cache.set(`${key}d${m}`, block);
+      return block;
+    };
+    let m = fromMin;
+    // Bounded by the range, which parseQuery bounds.
+    while (m < toMin) {
+      if (m % DAY_MINUTES === 0 && m + DAY_MINUTES <= toMin) {
+        add(day(m));
+        m += DAY_MINUTES;
+      } else if (m % 60 === 0 && m + 60 <= toMin) {
+        add(hour(m));
+        m += 60;
+      } else {
+        gen.addMinute(out, m, timer, selection, by);
+        m++;
+      }
+    }
+    return out;
+  }
+
+  /** Minutes of a range that have data: complete minutes up to now. */
+  private minutes(request: QueryRequest): { fromMin: number; toMin: number } {
+    const nowMin = Math.floor(this.clock.now() / MINUTE);
+    const fromMin = Math.floor(request.from / MINUTE);
+    return { fromMin, toMin: Math.max(fromMin, Math.min(Math.ceil(request.to / MINUTE), nowMin)) };
+  }
+
+  /** The start minutes of a series' points: per minute up to a day, per hour up to a week, else per day. */
+  private steps(request: QueryRequest): { fromMin: number; toMin: number; step: number; points: number[]; end: (m: number) => number } {
+    const { fromMin, toMin } = this.minutes(request);
+    const span = (request.to - request.from) / MINUTE;
+    const step = span <= DAY_MINUTES ? 1 : span <= 7 * DAY_MINUTES ? 60 : DAY_MINUTES;
+    // Points start on whole hours (days): the first one covers the part before the first
+    // boundary, and every other one is a complete hour (day), which the cache keeps.
+    const points: number[] = [];
+    const end = (m: number) => Math.min((Math.floor(m / step) + 1) * step, toMin);
+    for (let m = fromMin; m < toMin; m = end(m)) points.push(m);
+    return { fromMin, toMin, step, points, end };
+  }
+
+  private timerOf(model: RumModel, request: QueryRequest, name: string | undefined): Timer {
+    if (request.customTimer !== undefined) {
+      const custom = model.timers.find((t) => t.id.startsWith('CustomTimer') && t.label === request.customTimer);
+      if (!custom) throw invalid(`Invalid parameter: custom-timer is not a custom timer of this app: ${request.customTimer}`);
+      return custom;
+    }
+    // An unknown timer answers the page load, as the service does (clients check the series id).
+    return model.timers.find((t) => t.id === name) ?? model.timers[0];
+  }
+
+  /** The beacons a query's drill-downs keep, as indexes into the model's values. */
+  private selectionOf(model: RumModel, request: QueryRequest): Selection {
+    if (request.unmodelledFilter) return { empty: true };
+    const d = request.drilldowns;
+    const selection: Selection = {};
+    const pick = (names: string[] | undefined, list: ReadonlyArray<{ name: string }>): number[] | undefined =>
+      names === undefined ? undefined : list.flatMap((v, i) => (names.includes(v.name) ? [i] : []));
+    selection.pageGroup = pick(d['page-group'], model.pageGroups);
+    selection.browser = pick(d.browser, model.dimensions.browser);
+    selection.country = pick(d.country, model.dimensions.country);
+    selection.abTest = pick(d['ab-test'], model.dimensions.abTest);
+    selection.bandwidth = pick(d['bandwith-block'], model.dimensions.bandwidth);
+    if (d['beacon-type'] && !d['beacon-type'].includes('page view')) return { empty: true };
+    for (const key of ['pageGroup', 'browser', 'country', 'abTest', 'bandwidth'] as const) {
+      if (selection[key] === undefined) delete selection[key];
+      else if (selection[key]!.length === 0) return { empty: true };
+    }
+    return selection;
+  }
+
+  /** Answers one query of one app; `tenant` is the session's. */
+  query(apiKey: string, type: QueryType, query: QueryQuery, tenant?: string): Record<string, unknown> {
+    const domain = this.domainOf(apiKey, tenant);
+    const request = parseQuery(query, this.clock.now());
+    const gen = this.generatorOf(domain.id);
+    const model = gen.model;
+    const selection = this.selectionOf(model, request);
+    const { fromMin, toMin } = this.minutes(request);
+    const pageLoad = model.timers[0];
+    const timer = this.timerOf(model, request, request.timers[0]);
+    const series = (value: Json): Json => (request.seriesJson ? value : jsLiteral(value));
+    const chart = (chartTitle: string, chartTitleSuffix: string | null, dataset: string, value: Json) => ({
+      chartTitle,
+      chartTitleSuffix,
+      datasetName: dataset,
+      reportType: dataset,
+      resultName: null,
+      series: series(value),
+    });
+
+    switch (type) {
+      case 'summary': {
+        const s = statsOf(this.aggregate(gen, timer, selection, fromMin, toMin), request.percentile);
+        if (s.n === 0) return { median: null, moe: null, n: null, p95: null, p98: null };
+        return { median: String(s.median), moe: String(s.moe), n: String(s.n), p95: String(s.p95), p98: String(s.p98) };
+      }
+      case 'histogram': {
+        const block = this.aggregate(gen, timer, selection, fromMin, toMin);
+        const s = statsOf(block, request.percentile);
+        if (s.n === 0) return chart('Number of Samples', null, 'RumHistogram', { series: [] });
+        const aPoints: Json[] = [];
+        for (let k = 0; k < BUCKETS; k++) if (block[k] > 0) aPoints.push({ s: BUCKET_EDGES[k], e: BUCKET_EDGES[k + 1], c: block[k] });
+        return chart('Number of Samples', null, 'RumHistogram', {
+          series: [
+            {
+              name: 'Number of Samples',
+              aPoints,
+              kValue: 150,
+              median: s.median,
+              percentile_name: request.percentile === 50 ? 'Median' : `${request.percentile}th Percentile`,
+              p95: s.p95,
+              p98: s.p98,
+              buckets: BUCKETS,
+            },
+          ],
+        });
+      }
+      case 'by-minute': {
+        const { points, end } = this.steps(request);
+        const aPoints: Json[] = [];
+        const ys: number[] = [];
+        for (const m of points) {
+          const s = statsOf(this.aggregate(gen, timer, selection, m, end(m)), request.percentile);
+          if (s.n === 0) continue;
+          ys.push(s.median);
+          aPoints.push({
+            x: m * MINUTE,
+            y: s.median,
+            label: '',
+            userdata: `{"name":"MoE", "value":${s.moe / 1000}, "stringTemplate":"{#n#}: <b>{#v#}s<\\/b>"}`,
+          });
+        }
+        const body = aPoints.length ? { series: [{ name: timer.label, aPoints, pointCount: aPoints.length, statistics: statistics(ys) }] } : { series: [] };
+        return chart('Time in ms', 'per Second', 'RumPerMinuteLoadTimes', body);
+      }
+      case 'timers-metrics':
+        return this.timersMetrics(gen, request, selection);
+      case 'page-groups':
+      case 'browsers':
+      case 'ab-tests': {
+        const dimension: Dimension = type === 'page-groups' ? 'pageGroup' : type === 'browsers' ? 'browser' : 'abTest';
+        const rows = this.breakdown(gen, timer, selection, dimension, fromMin, toMin, request.percentile);
+        const total = rows.reduce((sum, r) => sum + r.stats.n, 0);
+        const first = type === 'page-groups' ? 'Page Group' : type === 'browsers' ? 'User Agent' : 'Test Name';
+        return {
+          columnNames: [first, 'Median Time (ms)', 'MoE (ms)', 'Measurements', '% of total'],
+          data: rows.map((r) => [r.name, r.stats.median, String(r.stats.moe), r.stats.n, String((r.stats.n * 100) / total)]),
+        };
+      }
+      case 'geography': {
+        const rows = this.breakdown(gen, timer, selection, 'country', fromMin, toMin, request.percentile);
+        return { data: rows.map((r) => ({ country: r.name, timerN: String(r.stats.n), timerMedian: String(r.stats.median), timerID: timer.id })) };
+      }
+      case 'bandwidth': {
+        const rows = this.breakdown(gen, timer, selection, 'bandwidth', fromMin, toMin, request.percentile);
+        const aPoints = rows.map((r) => {
+          const label = BANDWIDTH_LABELS[r.name] ?? r.name;
+          return { x: label, y: r.stats.n, label, userdata: label };
+        });
+        const body = aPoints.length
+          ? { series: [{ name: 'Bandwidth Blocks', aPoints, pointCount: aPoints.length, statistics: statistics(aPoints.map((p) => p.y)) }] }
+          : { series: [] };
+        return chart('Bandwidth Blocks', null, 'RumBandwidth', body);
+      }
+      case 'sessions-per-page-load-time': {
+        const block = this.aggregate(gen, pageLoad, selection, fromMin, toMin);
+        const aPoints: Array<{ x: number; y: number }> = [];
+        for (let k = 0; k < BUCKETS; k++) {
+          const y = Math.round(block[k] * SESSIONS_PER_BEACON);
+          if (y > 0) aPoints.push({ x: BUCKET_EDGES[k], y });
+        }
+        const body = aPoints.length
+          ? { series: [{ name: 'Sessions Per Page Load Time', aPoints, pointCount: aPoints.length, statistics: statistics(aPoints.map((p) => p.y)) }] }
+          : { series: [] };
+        return chart('Sessions', null, 'RumSessionsPerPageLoadTime', body);
+      }
+      case 'metric-per-page-load-time': {
+        const name = request.metrics[0] ?? 'BounceRate';
+        const custom = model.customMetrics.find((m) => m.id === name || m.name === name);
+        const id = name === 'BounceRate' ? 'BounceRate' : custom?.id;
+        const dataset = `Rum${id ?? name}PerPageLoadTime`;
+        // An unknown metric answers no series at all, as the service does (clients read it so).
+        if (id === undefined) return { ...chart(name, null, dataset, null), series: null };
+        const block = this.aggregate(gen, pageLoad, selection, fromMin, toMin);
+        const aPoints: Array<{ x: number; y: number }> = [];
+        for (let k = 0; k < BUCKETS; k++) {
+          if (block[k] < 1) continue;
+          // A little noise per bucket, the same in every run, so the curve looks measured.
+          const wobble = 1 + 0.06 * (unit(model.domainId, id, k) - 0.5);
+          const y = custom ? metricAt(custom, model, mid(k)) : 100 * bounceAt(model, mid(k));
+          aPoints.push({ x: BUCKET_EDGES[k], y: y * wobble });
+        }
+        const label = custom ? `${custom.name} Per Page Load Time` : 'Bounce Rate Per Page Load Time';
+        const body = aPoints.length
+          ? { series: [{ name: label, aPoints, pointCount: aPoints.length, statistics: statistics(aPoints.map((p) => p.y)) }] }
+          : { series: [] };
+        return chart(id, null, dataset, body);
+      }
+      case 'metrics-by-dimension':
+        return this.metricsByDimension(gen, request, selection, fromMin, toMin);
+      case 'dimension-values': {
+        const dimension = request.dimension;
+        if (dimension === undefined) throw invalid('Invalid parameter: dimension is required: (missing)');
+        const modelled = MODELLED_DIMENSIONS[dimension];
+        if (modelled === undefined && !SERVICE_DIMENSIONS.includes(dimension)) throw invalid(`Invalid parameter: dimension is not a dimension: ${dimension}`);
+        if (modelled === undefined) return { values: [] };
+        if (modelled === 'beaconType') return { values: ['page view'] };
+        const rows = this.breakdown(gen, pageLoad, selection, modelled, fromMin, toMin, 50);
+        return { values: rows.map((r) => r.name) };
+      }
+    }
+  }
+
+  /** The answer of a documented query type the emulator has no data for. */
+  emptyQuery(apiKey: string, type: (typeof EMPTY_QUERY_TYPES)[number], query: QueryQuery, tenant?: string): Record<string, unknown> {
+    this.domainOf(apiKey, tenant);
+    const request = parseQuery(query, this.clock.now());
+    if (type === 'app-error-summary') return { columnNames: ['Error', 'Count'], data: [] };
+    const empty = request.seriesJson ? { series: [] } : jsLiteral({ series: [] });
+    return { chartTitle: 'Dimension Over Time', chartTitleSuffix: null, datasetName: 'RumDimensionOverTime', reportType: 'RumDimensionOverTime', resultName: null, series: empty };
+  }
+
+  /** One row per value of a dimension that has beacons, most beacons first. */
+  private breakdown(
+    gen: RumGenerator,
+    timer: Timer,
+    selection: Selection,
+    dimension: Dimension,
+    fromMin: number,
+    toMin: number,
+    percentile: number,
+  ): Array<{ name: string; stats: ReturnType<typeof statsOf>; block: Float64Array }> {
+    const model = gen.model;
+    const list = dimension === 'pageGroup' ? model.pageGroups : model.dimensions[dimension];
+    const blocks = this.aggregate(gen, timer, selection, fromMin, toMin, dimension);
+    const rows = [];
+    for (let v = 0; v < list.length; v++) {
+      const block = blocks.subarray(v * BLOCK_SIZE, (v + 1) * BLOCK_SIZE);
+      const stats = statsOf(block, percentile);
+      if (stats.n > 0) rows.push({ name: list[v].name, stats, block });
+    }
+    return rows.sort((a, b) => b.stats.n - a.stats.n || (a.name < b.name ? -1 : 1));
+  }
+
+  /** A metric's value over a block of page-load buckets. */
+  private metricValue(model: RumModel, id: string, block: Float64Array): number {
+    const n = countOf(block);
+    switch (id) {
+      case 'Beacons':
+        return n;
+      case 'AppErrors':
+        return block[ERRORS];
+      case 'ErrorsPerPage':
+        return n ? round2(block[ERRORS] / n) : 0;
+      case 'Sessions':
+        return Math.round(n * SESSIONS_PER_BEACON);
+    }
+    if (n === 0) return 0;
+    const custom = model.customMetrics.find((m) => m.id === id);
+    let sum = 0;
+    for (let k = 0; k < BUCKETS; k++) if (block[k]) sum += block[k] * (custom ? metricAt(custom, model, mid(k)) : 100 * bounceAt(model, mid(k)));
+    return round2(sum / n);
+  }
+
+  private timersMetrics(gen: RumGenerator, request: QueryRequest, selection: Selection): Record<string, unknown> {
+    const model = gen.model;
+    const known = new Set(['Beacons', 'AppErrors', 'ErrorsPerPage', 'Sessions', 'BounceRate', ...model.customMetrics.map((m) => m.id)]);
+    const metricIds = (request.metrics.length || request.timers.length ? request.metrics : ['Beacons']).map((m) => {
+      const custom = model.customMetrics.find((c) => c.name === m);
+      // An unknown metric answers the beacons, as the service does (clients check the series id).
+      return custom ? custom.id : known.has(m) ? m : 'Beacons';
+    });
+    const timers = (request.timers.length || request.metrics.length ? request.timers : ['PageLoad']).map((t) => this.timerOf(model, request, t));
+    if (request.customTimer !== undefined && !timers.length) timers.push(this.timerOf(model, request, undefined));
+    const { fromMin, toMin, points, end } = this.steps(request);
+    const values: Array<{ history: number[]; id: string; latest: number }> = [];
+    const pageLoad = model.timers[0];
+    for (const id of metricIds) {
+      const history = points.map((m) => this.metricValue(model, id, this.aggregate(gen, pageLoad, selection, m, end(m))));
+      values.push({ history, id, latest: this.metricValue(model, id, this.aggregate(gen, pageLoad, selection, fromMin, toMin)) });
+    }
+    for (const timer of timers) {
+      const history = points.map((m) => statsOf(this.aggregate(gen, timer, selection, m, end(m)), request.percentile).median);
+      values.push({ history, id: timer.id, latest: statsOf(this.aggregate(gen, timer, selection, fromMin, toMin), request.percentile).median });
+    }
+    return { dataTimeZone: request.timezone, values };
+  }
+
+  private metricsByDimension(gen: RumGenerator, request: QueryRequest, selection: Selection, fromMin: number, toMin: number): Record<string, unknown> {
+    const model = gen.model;
+    const dimension = request.dimension;
+    if (dimension === undefined) throw invalid('Invalid parameter: dimension is required: (missing)');
+    const modelled = MODELLED_DIMENSIONS[dimension];
+    if (modelled === undefined && !SERVICE_DIMENSIONS.includes(dimension)) throw invalid(`Invalid parameter: dimension is not a dimension: ${dimension}`);
+    const columns = request.columns ?? (model.customMetrics.length ? model.customMetrics.map((m) => m.name) : ['beacons']);
+    const ids = columns.map((c) => {
+      const id = COLUMN_METRICS[c] ?? model.customMetrics.find((m) => m.name === c || m.id === c)?.id;
+      if (id === undefined) throw invalid(`Invalid parameter: metrics has a column that is not a metric: ${c}`);
+      return id;
+    });
+    const columnNames = [dimension, ...columns];
+    if (modelled === undefined) return { columnNames, data: [] };
+    const pageLoad = model.timers[0];
+    const value = (block: Float64Array, id: string) => (id === 'page_load' ? statsOf(block, request.percentile).median : this.metricValue(model, id, block));
+    if (modelled === 'beaconType') {
+      const block = this.aggregate(gen, pageLoad, selection, fromMin, toMin);
+      return { columnNames, data: countOf(block) ? [['page view', ...ids.map((id) => value(block, id))]] : [] };
+    }
+    const rows = this.breakdown(gen, pageLoad, selection, modelled, fromMin, toMin, request.percentile);
+    return { columnNames, data: rows.map((r) => [r.name, ...ids.map((id) => value(r.block, id))]) };
+  }
+
+  /** Every app the Query API answers for: each domain with its app key. */
+  apps(): Array<{ domainId: number; name: string; apiKey: string }> {
+    return this.ports.domains().map((d) => ({ domainId: d.id, name: d.name, apiKey: d.apiKey }));
+  }
+
+  // ---- incidents (the control API) ----
+
+  private view(i: IncidentRecord): Incident {
+    return {
+      id: i.id,
+      domainId: i.domainId,
+      ...(i.title !== undefined ? { title: i.title } : {}),
+      start: i.start,
+      end: i.end,
+      ...(i.pageGroup !== undefined ? { pageGroup: i.pageGroup } : {}),
+      loadTimeFactor: i.loadTimeFactor,
+      errorFactor: i.errorFactor,
+      trafficFactor: i.trafficFactor,
+    };
+  }
+
+  listIncidents(): Incident[] {
+    return this.incidents.map((i) => this.view(i));
+  }
+
+  /** Adds an incident; the numbers of its domain change from then on, for every range it touches. */
+  createIncident(body: IncidentCreateBody): Incident {
+    if (!this.ports.domains().some((d) => d.id === body.domainId)) throw invalid(`unknown domain id ${body.domainId}`);
+    if ((body.start === undefined) === (body.startAgoMs === undefined)) throw invalid('give exactly one of start and startAgoMs');
+    if ((body.end === undefined) === (body.endAgoMs === undefined)) throw invalid('give exactly one of end and endAgoMs');
+    if (this.incidents.length >= MAX_INCIDENTS) throw conflicting(`there are already ${MAX_INCIDENTS} incidents; delete one first`);
+    const now = this.clock.now();
+    const start = body.start ?? now - (body.startAgoMs ?? 0);
+    const end = body.end ?? now - (body.endAgoMs ?? 0);
+    if (end <= start) throw invalid(`end (${end}) is not after start (${start})`);
+    const record: IncidentRecord = {
+      id: this.nextIncidentId++,
+      domainId: body.domainId,
+      ...(body.title !== undefined ? { title: body.title } : {}),
+      start,
+      end,
+      ...(body.pageGroup !== undefined ? { pageGroup: body.pageGroup } : {}),
+      loadTimeFactor: body.loadTimeFactor ?? 1,
+      errorFactor: body.errorFactor ?? 1,
+      trafficFactor: body.trafficFactor ?? 1,
+    };
+    this.incidents = [...this.incidents, record];
+    this.invalidate();
+    return this.view(record);
+  }
+
+  deleteIncident(id: number): void {
+    if (!this.incidents.some((i) => i.id === id)) throw missing(`incident ${id} does not exist`);
+    this.incidents = this.incidents.filter((i) => i.id !== id);
+    this.invalidate();
+  }
+
+  /** Incidents changed: every generated number may have. */
+  private invalidate(): void {
+    this.generators.clear();
+    this.cache.clear();
+  }
+
+  // ---- state ----
+
+  export(): QuerySections {
+    return { rumModels: structuredClone(this.state.rumModels), incidents: this.incidents.map((i) => this.exported(i)) };
+  }
+
+  private exported(i: IncidentRecord): IncidentSeed {
+    const { startAgoMs: _s, endAgoMs: _e, ...rest } = i;
+    return { ...rest };
+  }
+
+  snapshot(): Record<'rumModels' | 'incidents', SectionSnapshot> {
+    return {
+      rumModels: { items: [...this.state.rumModels] },
+      incidents: { items: this.incidents, exported: (i) => this.exported(i as IncidentRecord) },
+    };
+  }
+
+  counts(): Record<'rumModels' | 'incidents', number> {
+    return { rumModels: this.state.rumModels.length, incidents: this.incidents.length };
+  }
+}
+
+/** The `dimension` values the model has, and what it calls them. */
+const MODELLED_DIMENSIONS: Record<string, Dimension | 'beaconType'> = {
+  page_group: 'pageGroup',
+  browser: 'browser',
+  country: 'country',
+  ab_test: 'abTest',
+  bw_block: 'bandwidth',
+  beacon_type: 'beaconType',
+};
+/** Dimensions the service has and the model does not: they answer no rows. */
+const SERVICE_DIMENSIONS = [
+  'akamai_aa',
+  'akamai_bm',
+  'akamai_bm_category',
+  'akamai_bm_type',
+  'akamai_feo',
+  'akamai_property_version',
+  'apperror_code',
+  'apperror_message',
+  'apperror_source',
+  'apperror_type',
+  'boomerang_version',
+  'browser_family',
+  'connection_type',
+  'device',
+  'device_manufacturer',
+  'device_type',
+  'early_beacon',
+  'full_url',
+  'http_protocol',
+  'ip_version',
+  'isp',
+  'landing_page',
+  'navigation_type',
+  'network_error_code',
+  'operating_system',
+  'operating_system_with_version',
+  'os',
+  'os_family',
+  'site_version',
+  'url',
+  'visibility_state',
+];
+/** metrics-by-dimension's column names, and the metric each is. */
+const COLUMN_METRICS: Record<string, string> = {
+  beacons: 'Beacons',
+  sessions: 'Sessions',
+  bounce_rate: 'BounceRate',
+  page_load: 'page_load',
+  errors_per_page: 'ErrorsPerPage',
+};

@@ -1,0 +1,144 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { ManualClock } from '../../src/core/clock.js';
+import { QUERY_CACHE_BYTES, QueryStore } from '../../src/query/store.js';
+import { BUCKETS, BUCKET_EDGES, RumGenerator, modelOf, percentileOf, statsOf } from '../../src/query/model.js';
+import type { QuerySections } from '../../src/query/schemas.js';
+import { makeApp, makeDemoApp } from '../helpers/app.js';
+
+const T0 = Date.UTC(2026, 10, 22, 9);
+const DOMAINS = [
+  { id: 7, name: 'a.example.com', apiKey: 'KEY-A' },
+  { id: 8, name: 'b.example.com', apiKey: 'KEY-B' },
+];
+const storeOf = (state: Partial<QuerySections> = {}, clock = new ManualClock(T0)) =>
+  new QueryStore({ rumModels: [], incidents: [], ...state }, clock, { domains: () => DOMAINS });
+
+describe('the Query API store', () => {
+  it('gives a domain without a model one derived from its id: different domains, different numbers', () => {
+    const store = storeOf();
+    const a = store.query('KEY-A', 'summary', { 'date-comparator': 'Last24Hours' });
+    const b = store.query('KEY-B', 'summary', { 'date-comparator': 'Last24Hours' });
+    expect(a.n).not.toBe(b.n);
+    expect(store.modelOf(7).pageGroups.length).toBeGreaterThan(1);
+  });
+
+  it('follows a fixture model: more traffic, a slower median', () => {
+    const base = storeOf().query('KEY-A', 'summary', { date: '2026-11-21' });
+    const busy = storeOf({ rumModels: [{ domainId: 7, beaconsPerMinute: 5000, pageLoadMedianMs: 8000 }] }).query('KEY-A', 'summary', { date: '2026-11-21' });
+    expect(Number(busy.n)).toBeGreaterThan(Number(base.n));
+    expect(Number(busy.median)).toBeGreaterThan(6000);
+  });
+
+  it('has data only up to now: a day in the future has none, and a weekday has more than a weekend day', () => {
+    const store = storeOf();
+    expect(store.query('KEY-A', 'summary', { date: '2026-11-23' }).n).toBeNull();
+    const saturday = Number(store.query('KEY-A', 'summary', { date: '2026-11-21' }).n);
+    const thursday = Number(store.query('KEY-A', 'summary', { date: '2026-11-19' }).n);
+    expect(thursday).toBeGreaterThan(saturday);
+  });
+
+  it('refuses seed incidents without exactly one start and one end, or ending before they start', () => {
+    expect(() => storeOf({ incidents: [{ id: 1, domainId: 7, loadTimeFactor: 2, errorFactor: 1, trafficFactor: 1, endAgoMs: 0 }] })).toThrow(
+      /give exactly one of start and startAgoMs/,
+    );
+    expect(() => storeOf({ incidents: [{ id: 1, domainId: 7, loadTimeFactor: 2, errorFactor: 1, trafficFactor: 1, start: 5, end: 5 }] })).toThrow(
+      /end \(5\) is not after start \(5\)/,
+    );
+  });
+
+  it('exports incidents with absolute times, and counts them', () => {
+    const store = storeOf({ incidents: [{ id: 3, domainId: 7, loadTimeFactor: 2, errorFactor: 1, trafficFactor: 1, startAgoMs: 60_000, endAgoMs: 0 }] });
+    store.createIncident({ domainId: 8, start: T0 - 10, end: T0, title: 'x' });
+    expect(store.export().incidents).toEqual([
+      { id: 3, domainId: 7, loadTimeFactor: 2, errorFactor: 1, trafficFactor: 1, start: T0 - 60_000, end: T0 },
+      { id: 4, domainId: 8, title: 'x', start: T0 - 10, end: T0, loadTimeFactor: 1, errorFactor: 1, trafficFactor: 1 },
+    ]);
+    expect(store.counts()).toEqual({ rumModels: 0, incidents: 2 });
+    store.deleteIncident(3);
+    expect(store.counts().incidents).toBe(1);
+    expect(() => store.deleteIncident(3)).toThrow(/incident 3 does not exist/);
+  });
+
+  it('is deterministic whatever the order of queries, and the cache does not change an answer', () => {
+    const queries = ['Last24Hours', 'Last7Days', 'Last30Days', 'LastHour', 'Yesterday'];
+    const answers = new Map(queries.map((q) => [q, storeOf().query('KEY-A', 'timers-metrics', { 'date-comparator': q })]));
+    fc.assert(
+      fc.property(fc.shuffledSubarray(queries, { minLength: 1 }), (order) => {
+        const store = storeOf();
+        for (const q of order) expect(store.query('KEY-A', 'timers-metrics', { 'date-comparator': q })).toEqual(answers.get(q));
+      }),
+      { numRuns: 5 },
+    );
+  });
+});
+
+describe('the generator', () => {
+  it('splits a minute over the page groups and buckets without losing a beacon (property)', () => {
+    const model = modelOf(7, undefined);
+    const gen = new RumGenerator(model, []);
+    fc.assert(
+      fc.property(fc.integer({ min: 29_000_000, max: 29_500_000 }), (minute) => {
+        const whole = new Float64Array(BUCKETS + 1);
+        gen.addMinute(whole, minute, model.timers[0], {});
+        const byGroup = new Float64Array(model.pageGroups.length * (BUCKETS + 1));
+        gen.addMinute(byGroup, minute, model.timers[0], {}, 'pageGroup');
+        const byCountry = new Float64Array(model.dimensions.country.length * (BUCKETS + 1));
+        gen.addMinute(byCountry, minute, model.timers[0], {}, 'country');
+        for (let k = 0; k <= BUCKETS; k++) {
+          let groups = 0;
+          for (let g = 0; g < model.pageGroups.length; g++) groups += byGroup[g * (BUCKETS + 1) + k];
+          let countries = 0;
+          for (let c = 0; c < model.dimensions.country.length; c++) countries += byCountry[c * (BUCKETS + 1) + k];
+          expect(groups).toBe(whole[k]);
+          expect(countries).toBe(whole[k]);
+        }
+      }),
+      { numRuns: 50 },
+    );
+  });
+
+  it('reads percentiles off the buckets, interpolated within one', () => {
+    const block = new Float64Array(BUCKETS + 1);
+    const k = BUCKET_EDGES.indexOf(1050);
+    block[k] = 10;
+    expect(percentileOf(block, 10, 0.5)).toBe(1125);
+    expect(statsOf(block).n).toBe(10);
+  });
+});
+
+describe('the Query API in the world', () => {
+  it('keeps its sections in the state: an export imports back to the same answers', async () => {
+    const { app } = await makeDemoApp();
+    const url = '/concerto/mpulse/api/v2/SHOP9-X4T7K-M2QRB-V8DNE-H5WZC/summary?date-comparator=Last24Hours';
+    const before = (await app.inject({ url, headers: { authentication: 'demo-token' } })).json();
+    const state = (await app.inject({ url: '/_emulator/state' })).json();
+    expect(state.rumModels).toHaveLength(1);
+    expect(state.incidents).toHaveLength(4);
+    const { app: other } = await makeApp(state);
+    expect((await other.inject({ url, headers: { authentication: 'demo-token' } })).json()).toEqual(before);
+    await Promise.all([app.close(), other.close()]);
+  });
+
+  it('a sandbox has incidents of its own', async () => {
+    const { app } = await makeDemoApp();
+    expect((await app.inject({ method: 'PUT', url: '/_emulator/sandboxes/w1' })).statusCode).toBeLessThan(300);
+    const created = await app.inject({ method: 'POST', url: '/sandbox/w1/_emulator/incidents', payload: { domainId: 12345, startAgoMs: 60_000, endAgoMs: 0 } });
+    expect(created.statusCode).toBe(201);
+    expect((await app.inject({ url: '/sandbox/w1/_emulator/incidents' })).json()).toHaveLength(5);
+    expect((await app.inject({ url: '/_emulator/incidents' })).json()).toHaveLength(4);
+    await app.close();
+  });
+
+  it('bounds its cache in bytes', () => {
+    expect(QUERY_CACHE_BYTES).toBe(8 * 1024 * 1024);
+    const store = storeOf();
+    // Enough distinct (timer, day) blocks to overflow the bound several times.
+    for (const timer of ['PageLoad', 'DNS', 'TCP', 'SSL', 'FirstByte', 'DomLoad', 'DomReady', 'FirstLastByte']) {
+      store.query('KEY-A', 'geography', { 'date-comparator': 'Last7Days', timer });
+    }
+    const cache = (store as unknown as { cache: { bytes: number } }).cache;
+    expect(cache.bytes).toBeLessThanOrEqual(QUERY_CACHE_BYTES);
+    expect(cache.bytes).toBeGreaterThan(QUERY_CACHE_BYTES / 2);
+  });
+});
