@@ -123,6 +123,9 @@ function statistics(ys: number[]): { yMin: number; yMax: number; ySum: number; y
  * range up to the emulator's now, and the incidents that bend it. Nothing grows with time:
  * complete hours and days are kept in a cache bounded in bytes.
  */
+/** Minutes of fresh data a query works out before it lets other requests in (about a day's worth). */
+const YIELD_MINUTES = 24 * 60;
+
 export class QueryStore {
   /** Requests per token in the current rate-limit window; a reset starts them afresh. */
   readonly rateLimits = new RateCounters();
@@ -130,6 +133,8 @@ export class QueryStore {
   private nextIncidentId: number;
   private readonly generators = new Map<number, RumGenerator>();
   private readonly cache = new BlockCache(QUERY_CACHE_BYTES);
+  /** Goes up when incidents change, so that a computation under way keeps nothing it made before. */
+  private generation = 0;
 
   /** `state` is only read. */
   constructor(
@@ -181,8 +186,20 @@ export class QueryStore {
    * Bucket counts of [fromMin, toMin), from cached complete hours and days where it can. With
    * `by`, one block per value of that dimension, BLOCK_SIZE apart.
    */
-  private aggregate(gen: RumGenerator, timer: Timer, selection: Selection, fromMin: number, toMin: number, by?: Dimension): Float64Array {
+  private async aggregate(gen: RumGenerator, timer: Timer, selection: Selection, fromMin: number, toMin: number, by?: Dimension): Promise<Float64Array> {
     const model = gen.model;
+    // A long range not yet in the cache is worked out a few hours at a time, letting other
+    // requests in between; blocks made before an incident changed are not kept.
+    const generation = this.generation;
+    let fresh = 0;
+    const pause = async () => {
+      if ((fresh += 60) < YIELD_MINUTES) return;
+      fresh = 0;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    };
+    const keep = (k: string, block: Float64Array) => {
+      if (generation === this.generation) this.cache.set(k, block);
+    };
     const size = (by === undefined ? 1 : by === 'pageGroup' ? model.pageGroups.length : model.dimensions[by].length) * BLOCK_SIZE;
     const out = new Float64Array(size);
     if (selection.empty) return out;
@@ -190,33 +207,34 @@ export class QueryStore {
     const add = (block: Float64Array) => {
       for (let k = 0; k < size; k++) out[k] += block[k];
     };
-    const hour = (m: number): Float64Array => {
+    const hour = async (m: number): Promise<Float64Array> => {
       const hit = this.cache.get(`${key}h${m}`);
       if (hit) return hit;
       const block = new Float64Array(size);
       for (let i = 0; i < 60; i++) gen.addMinute(block, m + i, timer, selection, by);
-      this.cache.set(`${key}h${m}`, block);
+      keep(`${key}h${m}`, block);
+      await pause();
       return block;
     };
-    const day = (m: number): Float64Array => {
+    const day = async (m: number): Promise<Float64Array> => {
       const hit = this.cache.get(`${key}d${m}`);
       if (hit) return hit;
       const block = new Float64Array(size);
       for (let h = 0; h < 24; h++) {
-        const part = hour(m + h * 60);
+        const part = await hour(m + h * 60);
         for (let k = 0; k < size; k++) block[k] += part[k];
       }
-      this.cache.set(`${key}d${m}`, block);
+      keep(`${key}d${m}`, block);
       return block;
     };
     let m = fromMin;
     // Bounded by the range, which parseQuery bounds.
     while (m < toMin) {
       if (m % DAY_MINUTES === 0 && m + DAY_MINUTES <= toMin) {
-        add(day(m));
+        add(await day(m));
         m += DAY_MINUTES;
       } else if (m % 60 === 0 && m + 60 <= toMin) {
-        add(hour(m));
+        add(await hour(m));
         m += 60;
       } else {
         gen.addMinute(out, m, timer, selection, by);
@@ -277,7 +295,7 @@ export class QueryStore {
   }
 
   /** Answers one query of one app; `tenant` is the session's. */
-  query(apiKey: string, type: QueryType, query: QueryQuery, tenant?: string): Record<string, unknown> {
+  async query(apiKey: string, type: QueryType, query: QueryQuery, tenant?: string): Promise<Record<string, unknown>> {
     const domain = this.domainOf(apiKey, tenant);
     const request = parseQuery(query, this.clock.now());
     const gen = this.generatorOf(domain.id);
@@ -298,12 +316,12 @@ export class QueryStore {
 
     switch (type) {
       case 'summary': {
-        const s = statsOf(this.aggregate(gen, timer, selection, fromMin, toMin), request.percentile);
+        const s = statsOf(await this.aggregate(gen, timer, selection, fromMin, toMin), request.percentile);
         if (s.n === 0) return { median: null, moe: null, n: null, p95: null, p98: null };
         return { median: String(s.median), moe: String(s.moe), n: String(s.n), p95: String(s.p95), p98: String(s.p98) };
       }
       case 'histogram': {
-        const block = this.aggregate(gen, timer, selection, fromMin, toMin);
+        const block = await this.aggregate(gen, timer, selection, fromMin, toMin);
         const s = statsOf(block, request.percentile);
         if (s.n === 0) return chart('Number of Samples', null, 'RumHistogram', { series: [] });
         const aPoints: Json[] = [];
@@ -328,7 +346,7 @@ export class QueryStore {
         const aPoints: Json[] = [];
         const ys: number[] = [];
         for (const m of points) {
-          const s = statsOf(this.aggregate(gen, timer, selection, m, end(m)), request.percentile);
+          const s = statsOf(await this.aggregate(gen, timer, selection, m, end(m)), request.percentile);
           if (s.n === 0) continue;
           ys.push(s.median);
           aPoints.push({
@@ -342,12 +360,12 @@ export class QueryStore {
         return chart('Time in ms', 'per Second', 'RumPerMinuteLoadTimes', body);
       }
       case 'timers-metrics':
-        return this.timersMetrics(gen, request, selection);
+        return await this.timersMetrics(gen, request, selection);
       case 'page-groups':
       case 'browsers':
       case 'ab-tests': {
         const dimension: Dimension = type === 'page-groups' ? 'pageGroup' : type === 'browsers' ? 'browser' : 'abTest';
-        const rows = this.breakdown(gen, timer, selection, dimension, fromMin, toMin, request.percentile);
+        const rows = await this.breakdown(gen, timer, selection, dimension, fromMin, toMin, request.percentile);
         const total = rows.reduce((sum, r) => sum + r.stats.n, 0);
         const first = type === 'page-groups' ? 'Page Group' : type === 'browsers' ? 'User Agent' : 'Test Name';
         return {
@@ -356,11 +374,11 @@ export class QueryStore {
         };
       }
       case 'geography': {
-        const rows = this.breakdown(gen, timer, selection, 'country', fromMin, toMin, request.percentile);
+        const rows = await this.breakdown(gen, timer, selection, 'country', fromMin, toMin, request.percentile);
         return { data: rows.map((r) => ({ country: r.name, timerN: String(r.stats.n), timerMedian: String(r.stats.median), timerID: timer.id })) };
       }
       case 'bandwidth': {
-        const rows = this.breakdown(gen, timer, selection, 'bandwidth', fromMin, toMin, request.percentile);
+        const rows = await this.breakdown(gen, timer, selection, 'bandwidth', fromMin, toMin, request.percentile);
         const aPoints = rows.map((r) => {
           const label = BANDWIDTH_LABELS[r.name] ?? r.name;
           return { x: label, y: r.stats.n, label, userdata: label };
@@ -371,7 +389,7 @@ export class QueryStore {
         return chart('Bandwidth Blocks', null, 'RumBandwidth', body);
       }
       case 'sessions-per-page-load-time': {
-        const block = this.aggregate(gen, pageLoad, selection, fromMin, toMin);
+        const block = await this.aggregate(gen, pageLoad, selection, fromMin, toMin);
         const aPoints: Array<{ x: number; y: number }> = [];
         for (let k = 0; k < BUCKETS; k++) {
           const y = Math.round(block[k] * SESSIONS_PER_BEACON);
@@ -389,7 +407,7 @@ export class QueryStore {
         const dataset = `Rum${id ?? name}PerPageLoadTime`;
         // An unknown metric answers no series at all, as the service does (clients read it so).
         if (id === undefined) return { ...chart(name, null, dataset, null), series: null };
-        const block = this.aggregate(gen, pageLoad, selection, fromMin, toMin);
+        const block = await this.aggregate(gen, pageLoad, selection, fromMin, toMin);
         const aPoints: Array<{ x: number; y: number }> = [];
         for (let k = 0; k < BUCKETS; k++) {
           if (block[k] < 1) continue;
@@ -405,7 +423,7 @@ export class QueryStore {
         return chart(id, null, dataset, body);
       }
       case 'metrics-by-dimension':
-        return this.metricsByDimension(gen, request, selection, fromMin, toMin);
+        return await this.metricsByDimension(gen, request, selection, fromMin, toMin);
       case 'dimension-values': {
         const dimension = request.dimension;
         if (dimension === undefined) throw invalid('Invalid parameter: dimension is required: (missing)');
@@ -413,7 +431,7 @@ export class QueryStore {
         if (modelled === undefined && !SERVICE_DIMENSIONS.includes(dimension)) throw invalid(`Invalid parameter: dimension is not a dimension: ${dimension}`);
         if (modelled === undefined) return { values: [] };
         if (modelled === 'beaconType') return { values: ['page view'] };
-        const rows = this.breakdown(gen, pageLoad, selection, modelled, fromMin, toMin, 50);
+        const rows = await this.breakdown(gen, pageLoad, selection, modelled, fromMin, toMin, 50);
         return { values: rows.map((r) => r.name) };
       }
     }
@@ -429,7 +447,7 @@ export class QueryStore {
   }
 
   /** One row per value of a dimension that has beacons, most beacons first. */
-  private breakdown(
+  private async breakdown(
     gen: RumGenerator,
     timer: Timer,
     selection: Selection,
@@ -437,10 +455,10 @@ export class QueryStore {
     fromMin: number,
     toMin: number,
     percentile: number,
-  ): Array<{ name: string; stats: ReturnType<typeof statsOf>; block: Float64Array }> {
+  ): Promise<Array<{ name: string; stats: ReturnType<typeof statsOf>; block: Float64Array }>> {
     const model = gen.model;
     const list = dimension === 'pageGroup' ? model.pageGroups : model.dimensions[dimension];
-    const blocks = this.aggregate(gen, timer, selection, fromMin, toMin, dimension);
+    const blocks = await this.aggregate(gen, timer, selection, fromMin, toMin, dimension);
     const rows = [];
     for (let v = 0; v < list.length; v++) {
       const block = blocks.subarray(v * BLOCK_SIZE, (v + 1) * BLOCK_SIZE);
@@ -470,7 +488,7 @@ export class QueryStore {
     return round2(sum / n);
   }
 
-  private timersMetrics(gen: RumGenerator, request: QueryRequest, selection: Selection): Record<string, unknown> {
+  private async timersMetrics(gen: RumGenerator, request: QueryRequest, selection: Selection): Promise<Record<string, unknown>> {
     const model = gen.model;
     const known = new Set(['Beacons', 'AppErrors', 'ErrorsPerPage', 'Sessions', 'BounceRate', ...model.customMetrics.map((m) => m.id)]);
     const metricIds = (request.metrics.length || request.timers.length ? request.metrics : ['Beacons']).map((m) => {
@@ -484,17 +502,25 @@ export class QueryStore {
     const values: Array<{ history: number[]; id: string; latest: number }> = [];
     const pageLoad = model.timers[0];
     for (const id of metricIds) {
-      const history = points.map((m) => this.metricValue(model, id, this.aggregate(gen, pageLoad, selection, m, end(m))));
-      values.push({ history, id, latest: this.metricValue(model, id, this.aggregate(gen, pageLoad, selection, fromMin, toMin)) });
+      const history: number[] = [];
+      for (const m of points) history.push(this.metricValue(model, id, await this.aggregate(gen, pageLoad, selection, m, end(m))));
+      values.push({ history, id, latest: this.metricValue(model, id, await this.aggregate(gen, pageLoad, selection, fromMin, toMin)) });
     }
     for (const timer of timers) {
-      const history = points.map((m) => statsOf(this.aggregate(gen, timer, selection, m, end(m)), request.percentile).median);
-      values.push({ history, id: timer.id, latest: statsOf(this.aggregate(gen, timer, selection, fromMin, toMin), request.percentile).median });
+      const history: number[] = [];
+      for (const m of points) history.push(statsOf(await this.aggregate(gen, timer, selection, m, end(m)), request.percentile).median);
+      values.push({ history, id: timer.id, latest: statsOf(await this.aggregate(gen, timer, selection, fromMin, toMin), request.percentile).median });
     }
     return { dataTimeZone: request.timezone, values };
   }
 
-  private metricsByDimension(gen: RumGenerator, request: QueryRequest, selection: Selection, fromMin: number, toMin: number): Record<string, unknown> {
+  private async metricsByDimension(
+    gen: RumGenerator,
+    request: QueryRequest,
+    selection: Selection,
+    fromMin: number,
+    toMin: number,
+  ): Promise<Record<string, unknown>> {
     const model = gen.model;
     const dimension = request.dimension;
     if (dimension === undefined) throw invalid('Invalid parameter: dimension is required: (missing)');
@@ -511,10 +537,10 @@ export class QueryStore {
     const pageLoad = model.timers[0];
     const value = (block: Float64Array, id: string) => (id === 'page_load' ? statsOf(block, request.percentile).median : this.metricValue(model, id, block));
     if (modelled === 'beaconType') {
-      const block = this.aggregate(gen, pageLoad, selection, fromMin, toMin);
+      const block = await this.aggregate(gen, pageLoad, selection, fromMin, toMin);
       return { columnNames, data: countOf(block) ? [['page view', ...ids.map((id) => value(block, id))]] : [] };
     }
-    const rows = this.breakdown(gen, pageLoad, selection, modelled, fromMin, toMin, request.percentile);
+    const rows = await this.breakdown(gen, pageLoad, selection, modelled, fromMin, toMin, request.percentile);
     return { columnNames, data: rows.map((r) => [r.name, ...ids.map((id) => value(r.block, id))]) };
   }
 
@@ -579,6 +605,7 @@ export class QueryStore {
   private invalidate(): void {
     this.generators.clear();
     this.cache.clear();
+    this.generation++;
   }
 
   // ---- state ----

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { replayable } from '../helpers/property.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { QUERY_CACHE_BYTES, QueryStore } from '../../src/query/store.js';
 import { BUCKETS, BUCKET_EDGES, RumGenerator, modelOf, percentileOf, statsOf } from '../../src/query/model.js';
@@ -15,26 +16,26 @@ const storeOf = (state: Partial<QuerySections> = {}, clock = new ManualClock(T0)
   new QueryStore({ rumModels: [], incidents: [], ...state }, clock, { domains: () => DOMAINS });
 
 describe('the Query API store', () => {
-  it('gives a domain without a model one derived from its id: different domains, different numbers', () => {
+  it('gives a domain without a model one derived from its id: different domains, different numbers', async () => {
     const store = storeOf();
-    const a = store.query('KEY-A', 'summary', { 'date-comparator': 'Last24Hours' });
-    const b = store.query('KEY-B', 'summary', { 'date-comparator': 'Last24Hours' });
+    const a = await store.query('KEY-A', 'summary', { 'date-comparator': 'Last24Hours' });
+    const b = await store.query('KEY-B', 'summary', { 'date-comparator': 'Last24Hours' });
     expect(a.n).not.toBe(b.n);
     expect(store.modelOf(7).pageGroups.length).toBeGreaterThan(1);
   });
 
-  it('follows a fixture model: more traffic, a slower median', () => {
-    const base = storeOf().query('KEY-A', 'summary', { date: '2026-11-21' });
-    const busy = storeOf({ rumModels: [{ domainId: 7, beaconsPerMinute: 5000, pageLoadMedianMs: 8000 }] }).query('KEY-A', 'summary', { date: '2026-11-21' });
+  it('follows a fixture model: more traffic, a slower median', async () => {
+    const base = await storeOf().query('KEY-A', 'summary', { date: '2026-11-21' });
+    const busy = await storeOf({ rumModels: [{ domainId: 7, beaconsPerMinute: 5000, pageLoadMedianMs: 8000 }] }).query('KEY-A', 'summary', { date: '2026-11-21' });
     expect(Number(busy.n)).toBeGreaterThan(Number(base.n));
     expect(Number(busy.median)).toBeGreaterThan(6000);
   });
 
-  it('has data only up to now: a day in the future has none, and a weekday has more than a weekend day', () => {
+  it('has data only up to now: a day in the future has none, and a weekday has more than a weekend day', async () => {
     const store = storeOf();
-    expect(store.query('KEY-A', 'summary', { date: '2026-11-23' }).n).toBeNull();
-    const saturday = Number(store.query('KEY-A', 'summary', { date: '2026-11-21' }).n);
-    const thursday = Number(store.query('KEY-A', 'summary', { date: '2026-11-19' }).n);
+    expect((await store.query('KEY-A', 'summary', { date: '2026-11-23' })).n).toBeNull();
+    const saturday = Number((await store.query('KEY-A', 'summary', { date: '2026-11-21' })).n);
+    const thursday = Number((await store.query('KEY-A', 'summary', { date: '2026-11-19' })).n);
     expect(thursday).toBeGreaterThan(saturday);
   });
 
@@ -60,16 +61,34 @@ describe('the Query API store', () => {
     expect(() => store.deleteIncident(3)).toThrow(/incident 3 does not exist/);
   });
 
-  it('is deterministic whatever the order of queries, and the cache does not change an answer', () => {
+  it('is deterministic whatever the order of queries, and the cache does not change an answer', async () => {
     const queries = ['Last24Hours', 'Last7Days', 'Last30Days', 'LastHour', 'Yesterday'];
-    const answers = new Map(queries.map((q) => [q, storeOf().query('KEY-A', 'timers-metrics', { 'date-comparator': q })]));
-    fc.assert(
-      fc.property(fc.shuffledSubarray(queries, { minLength: 1 }), (order) => {
+    const answers = new Map<string, unknown>();
+    for (const q of queries) answers.set(q, await storeOf().query('KEY-A', 'timers-metrics', { 'date-comparator': q }));
+    await fc.assert(
+      fc.asyncProperty(fc.shuffledSubarray(queries, { minLength: 1 }), async (order) => {
         const store = storeOf();
-        for (const q of order) expect(store.query('KEY-A', 'timers-metrics', { 'date-comparator': q })).toEqual(answers.get(q));
+        for (const q of order) expect(await store.query('KEY-A', 'timers-metrics', { 'date-comparator': q })).toEqual(answers.get(q));
       }),
-      { numRuns: 5 },
+      replayable({ numRuns: 5 }),
     );
+  });
+
+  it('lets other work in while it works out a long range, and answers the same as at once', async () => {
+    const store = storeOf();
+    let turns = 0;
+    let counting = true;
+    const tick = () => {
+      if (!counting) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const answer = await store.query('KEY-A', 'page-groups', { 'date-comparator': 'Last30Days' });
+    counting = false;
+    // Thirty days of fresh data are worked out a day at a time, with the event loop turning between.
+    expect(turns).toBeGreaterThanOrEqual(25);
+    expect(await storeOf().query('KEY-A', 'page-groups', { 'date-comparator': 'Last30Days' })).toEqual(answer);
   });
 });
 
@@ -94,7 +113,7 @@ describe('the generator', () => {
           expect(countries).toBe(whole[k]);
         }
       }),
-      { numRuns: 50 },
+      replayable({ numRuns: 50 }),
     );
   });
 
@@ -130,12 +149,12 @@ describe('the Query API in the world', () => {
     await app.close();
   });
 
-  it('bounds its cache in bytes', () => {
+  it('bounds its cache in bytes', async () => {
     expect(QUERY_CACHE_BYTES).toBe(8 * 1024 * 1024);
     const store = storeOf();
     // Enough distinct (timer, day) blocks to overflow the bound several times.
     for (const timer of ['PageLoad', 'DNS', 'TCP', 'SSL', 'FirstByte', 'DomLoad', 'DomReady', 'FirstLastByte']) {
-      store.query('KEY-A', 'geography', { 'date-comparator': 'Last7Days', timer });
+      await store.query('KEY-A', 'geography', { 'date-comparator': 'Last7Days', timer });
     }
     const cache = (store as unknown as { cache: { bytes: number } }).cache;
     expect(cache.bytes).toBeLessThanOrEqual(QUERY_CACHE_BYTES);
