@@ -86,7 +86,7 @@ describe('the Query API store', () => {
     setImmediate(tick);
     const answer = await store.query('KEY-A', 'page-groups', { 'date-comparator': 'Last30Days' });
     counting = false;
-    // Thirty days of fresh data are worked out a day at a time, with the event loop turning between.
+    // Thirty days of fresh data are worked out six hours at a time, with the event loop turning between.
     expect(turns).toBeGreaterThanOrEqual(25);
     expect(await storeOf().query('KEY-A', 'page-groups', { 'date-comparator': 'Last30Days' })).toEqual(answer);
   });
