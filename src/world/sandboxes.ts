@@ -74,16 +74,21 @@ export class Sandboxes {
    * mode) a new one from the seed. Marks it used.
    */
   resolve(name: string): World {
+    const used = this.used(name);
+    if (used) return used;
+    Sandboxes.check(name, this.options.mode);
+    if (this.options.mode === 'explicit') throw this.notFound(name);
+    return this.add(name, this.options.create(name), this.options.now()).world;
+  }
+
+  /** The world of an existing sandbox, marked used now (after expired ones are swept); undefined when there is none. */
+  private used(name: string): World | undefined {
     const now = this.options.now();
     this.sweep(now);
     const found = this.sandboxes.get(name);
-    if (found) {
-      found.lastUsedAt = now;
-      return found.world;
-    }
-    Sandboxes.check(name, this.options.mode);
-    if (this.options.mode === 'explicit') throw this.notFound(name);
-    return this.add(name, this.options.create(name), now).world;
+    if (!found) return undefined;
+    found.lastUsedAt = now;
+    return found.world;
   }
 
   /** The world of an existing sandbox, without marking it used (undefined when there is none). */
@@ -121,14 +126,7 @@ export class Sandboxes {
    * meanwhile, keeps that one and returns it instead. 503 past MAX_SANDBOXES.
    */
   adopt(name: string, world: World): World {
-    const now = this.options.now();
-    this.sweep(now);
-    const found = this.sandboxes.get(name);
-    if (found) {
-      found.lastUsedAt = now;
-      return found.world;
-    }
-    return this.add(name, world, now).world;
+    return this.used(name) ?? this.add(name, world, this.options.now()).world;
   }
 
   private full(name: string): DomainError {

@@ -1,27 +1,22 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { HAVE_CHROMIUM, SKIP_REASON, launchBrowser, serveDemo, waitForText, watchPageErrors, type Served } from './harness.js';
+import type { Page } from 'playwright-core';
+import { HAVE_CHROMIUM, SKIP_REASON, closeDemoPage, openDemoPage, waitForText, type DemoPage, type Served } from './harness.js';
 
 if (!HAVE_CHROMIUM) console.warn(SKIP_REASON);
 
 // The compositions panel: play a demo composition from the page, watch its instance's state
 // and live counts follow the emulator's clock, and stop it with its button.
 describe.skipIf(!HAVE_CHROMIUM)('the compositions panel in Chromium', () => {
+  let session: DemoPage;
   let served: Served;
-  let browser: Browser;
   let page: Page;
   let problems: string[];
 
   beforeAll(async () => {
-    served = await serveDemo();
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
-    problems = watchPageErrors(page);
+    session = await openDemoPage();
+    ({ served, page, problems } = session);
   });
-  afterAll(async () => {
-    await browser?.close();
-    await served?.app.close();
-  });
+  afterAll(() => closeDemoPage(session));
   afterEach(() => expect(problems.splice(0)).toEqual([]));
 
   it('plays a composition, shows its state and counts, and stops it', async () => {

@@ -71,3 +71,24 @@ export function watchPageErrors(page: Page): string[] {
   });
   return problems;
 }
+
+/** A dashboard session on the demo seed: the served app, a browser, one wide page, and what goes wrong in it. */
+export interface DemoPage {
+  served: Served;
+  browser: Browser;
+  page: Page;
+  problems: string[];
+}
+
+/** Serves the demo seed and opens one page (1440 x 1000) in a new browser; close both with closeDemoPage. */
+export async function openDemoPage(): Promise<DemoPage> {
+  const served = await serveDemo();
+  const browser = await launchBrowser();
+  const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+  return { served, browser, page, problems: watchPageErrors(page) };
+}
+
+export async function closeDemoPage(session: DemoPage | undefined): Promise<void> {
+  await session?.browser.close();
+  await session?.served.app.close();
+}

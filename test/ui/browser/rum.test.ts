@@ -1,28 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { HAVE_CHROMIUM, SKIP_REASON, launchBrowser, serveDemo, waitUntil, watchPageErrors, type Served } from './harness.js';
+import type { Page } from 'playwright-core';
+import { HAVE_CHROMIUM, SKIP_REASON, closeDemoPage, openDemoPage, waitUntil, type DemoPage, type Served } from './harness.js';
 
 if (!HAVE_CHROMIUM) console.warn(SKIP_REASON);
 
 // The real-user chart: a domain's last 24 hours from the Query API, with its annotations and
 // incidents on the same time axis.
 describe.skipIf(!HAVE_CHROMIUM)('the real-user chart in Chromium', () => {
+  let session: DemoPage;
   let served: Served;
-  let browser: Browser;
   let page: Page;
   let problems: string[];
 
   beforeAll(async () => {
-    served = await serveDemo();
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
-    problems = watchPageErrors(page);
+    session = await openDemoPage();
+    ({ served, page, problems } = session);
   });
-
-  afterAll(async () => {
-    await browser?.close();
-    await served?.app.close();
-  });
+  afterAll(() => closeDemoPage(session));
 
   it("draws shop.example.com's load time and traffic, its annotation and its incident", async () => {
     await page.goto(served.url);
