@@ -8,13 +8,6 @@ import { stateFileText, type SeedReference } from '../world/export-stream.js';
 import type { World } from '../interfaces.js';
 import type { World as AnyWorld } from '../world/world.js';
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** The state file's writer; null without STATE_FILE. */
-    statePersistence: StateFileWriter | null;
-  }
-}
-
 export interface PersistenceOptions {
   /** The state file, already opened (and read) before the worlds were built; none without STATE_FILE. */
   opened?: OpenedStateFile;

@@ -1,11 +1,5 @@
 import { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The body's text as sent, kept by the body parser for the request journal. */
-    journalText: string | null;
-  }
-}
+import './fastify.js';
 
 /**
  * Keeps a body's text on the request for the journal, which keeps bytes rather than the

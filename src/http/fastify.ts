@@ -13,6 +13,8 @@ declare module 'fastify' {
     area: Area | null;
     /** The session of a valid X-Auth-Token, set by the token guard on protected paths; null elsewhere. */
     session: RequestSession | null;
+    /** The body's text as sent, kept by the body parser for the request journal (http/bodies.ts). */
+    journalText: string | null;
   }
 }
 
