@@ -15,6 +15,9 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { ROOT, markdownTable } from './lib.mjs';
+import { helpIfAsked } from '../scripts/help.mjs';
+
+helpIfAsked(import.meta.url);
 
 const run = promisify(execFile);
 const TARGET_MB = 100;
