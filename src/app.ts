@@ -14,14 +14,14 @@ import { AREAS, INTERFACES, type Interfaces, type World as ListedWorld } from '.
 import { installAreas } from './http/areas.js';
 import type { AnyInterface } from './http/interface.js';
 import { CONTROL_PREFIX, controlRoutes } from './control/routes.js';
-import { SANDBOX_NAME, installControlHooks, installWorlds } from './control/hooks.js';
+import { installControlHooks, installWorlds } from './control/hooks.js';
 import { installPersistence } from './control/persistence.js';
 import { installCors } from './http/cors.js';
 import { connectionLimits } from './http/connection-limits.js';
 import { installOpenApi } from './http/openapi.js';
 import { OneLinePerRequest, installRequestId } from './http/request-log.js';
 import { UI_PREFIX, uiRoutes } from './ui/plugin.js';
-import { splitSandbox } from './http/paths.js';
+import { rewriteSandboxUrl } from './http/paths.js';
 import { homeRoutes } from './ui/home.js';
 
 export interface BuildAppOptions {
@@ -82,12 +82,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
     ...(config.sandboxes === 'off'
       ? {}
       : {
-          rewriteUrl: (raw: import('node:http').IncomingMessage) => {
-            const split = splitSandbox(raw.url ?? '/');
-            if (!split) return raw.url ?? '/';
-            (raw as { [SANDBOX_NAME]?: string })[SANDBOX_NAME] = split.name;
-            return split.rest;
-          },
+          rewriteUrl: rewriteSandboxUrl,
         }),
     // A malformed percent-escape or an overlong path segment never reaches a route; without
     // this, Fastify answers its own body (with an extra `code`, and a 414 for the length).

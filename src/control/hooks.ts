@@ -9,34 +9,17 @@ import type { FaultVerdict } from '../world/faults.js';
 import type { StateFileWriter } from '../world/persistence.js';
 import { stopwatch } from '../core/clock.js';
 import { errorBody, sendError } from '../http/errors.js';
-import { PATHS, type Area } from '../http/paths.js';
+import { PATHS, sandboxOf, type Area } from '../http/paths.js';
 import { keepJournalText } from '../http/bodies.js';
 
 export const CONTROL_PREFIX = PATHS.control;
 
-/**
- * What the emulator adds to Fastify above the request pipeline (http/fastify.ts has the
- * pipeline's): the worlds, which only this floor and above know the types of.
- */
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** The default world (what paths without /sandbox/<name> are served by). */
+/** The types of what this floor hands Fastify (declared once, in http/fastify.ts). */
+declare module '../http/fastify.js' {
+  interface EmulatorTypes {
     world: World;
-    /** @deprecated The same default world, by the name it had before sandboxes: use `world`. */
-    emulator: World;
     sandboxes: Sandboxes;
-    /** The state file's writer (control/persistence.ts); null without STATE_FILE. */
-    statePersistence: StateFileWriter | null;
-  }
-  interface FastifyRequest {
-    /** The world that serves this request: the default one, or the sandbox its path names. */
-    world: World;
-    /** Emulated time when the request arrived (for the journal). */
-    arrivedAt: number;
-    /** stopwatch() when the request arrived (the journal's duration). */
-    startedAt: number;
-    /** Ids of the fault rules that acted on this request. */
-    faultRuleIds: string[] | null;
+    statePersistence: StateFileWriter;
   }
 }
 
@@ -202,9 +185,6 @@ function answerFault(request: FastifyRequest, reply: FastifyReply, emulator: Wor
     .send(typeof body === 'string' ? body : JSON.stringify(body));
 }
 
-/** The sandbox name a rewritten URL carried, kept on the raw request for the first hook. */
-export const SANDBOX_NAME = Symbol('sandbox name');
-
 /** A provisional sandbox's name, on a request whose world is registered once its checks pass. */
 const PENDING = Symbol('pending sandbox');
 
@@ -242,12 +222,16 @@ function arrived(request: FastifyRequest, world: World, done: HookHandlerDoneFun
 
 export function installWorlds(app: FastifyInstance, main: World, sandboxes: Sandboxes): void {
   app.decorateRequest('world', null as unknown as World);
-  app.decorateRequest('sandbox', null);
+  // The name lives on the raw request (http/paths.ts rewriteSandboxUrl); this reads it there.
+  app.decorateRequest('sandbox', {
+    getter(this: FastifyRequest) {
+      return sandboxOf(this.raw);
+    },
+  });
   const { adminToken, alertsRequireToken } = main.config;
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    const name = (request.raw as { [SANDBOX_NAME]?: string })[SANDBOX_NAME];
-    if (name === undefined) return arrived(request, main, done);
-    request.sandbox = name;
+    const name = request.sandbox;
+    if (name === null) return arrived(request, main, done);
     try {
       const found = sandboxes.find(name);
       // Every world of the app is forked from `main`, so it serves the listed interfaces.

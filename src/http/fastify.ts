@@ -1,12 +1,40 @@
 import type { Area } from './paths.js';
 
 /**
- * What the request pipeline adds to every Fastify request, declared once: the hooks that set
- * these run before any route (app.ts installs them in order). The world of the request, which
- * the world's own types describe, is declared beside the hook that picks it (control/hooks.ts).
+ * The types of what the floors above http/ hand Fastify: the worlds and the state file's
+ * writer. http/ may not import them, so the floor that knows them fills this in
+ * (control/hooks.ts, `declare module '../http/fastify.js'`); until then each is `unknown`.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface EmulatorTypes {}
+
+/** The type filled in for `K`, or unknown. */
+type Filled<K extends string> = EmulatorTypes extends { [P in K]: infer T } ? T : unknown;
+
+/**
+ * Everything the emulator adds to Fastify, declared once: the hooks that set these run before
+ * any route (app.ts installs them in order).
  */
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** The default world (what paths without /sandbox/<name> are served by). */
+    world: Filled<'world'>;
+    /** @deprecated The same default world, by the name it had before sandboxes: use `world`. */
+    emulator: Filled<'world'>;
+    /** The named sandboxes beside the default world. */
+    sandboxes: Filled<'sandboxes'>;
+    /** The state file's writer (control/persistence.ts); null without STATE_FILE. */
+    statePersistence: Filled<'statePersistence'> | null;
+  }
   interface FastifyRequest {
+    /** The world that serves this request: the default one, or the sandbox its path names. */
+    world: Filled<'world'>;
+    /** Emulated time when the request arrived (for the journal). */
+    arrivedAt: number;
+    /** stopwatch() when the request arrived (the journal's duration). */
+    startedAt: number;
+    /** Ids of the fault rules that acted on this request. */
+    faultRuleIds: string[] | null;
     /** The sandbox a request to /sandbox/<name>/... is for, as named in its path; null for the default world. */
     sandbox: string | null;
     /** The area of the request (http/areas.ts), worked out before any other hook; null when its path cannot be decoded. */

@@ -130,3 +130,23 @@ export function splitSandbox(url: string): { name: string; rest: string } | unde
   const rest = url.slice(end);
   return { name: url.slice(SANDBOX_PREFIX.length, end), rest: rest.charCodeAt(0) === 0x2f ? rest : `/${rest}` };
 }
+
+/** Where the sandbox name of a rewritten URL is kept: on the raw request, the one place it lives. */
+const SANDBOX_NAME = Symbol('sandbox name');
+
+/**
+ * For Fastify's rewriteUrl: `/sandbox/<name>/rest` becomes `/rest`, and the name is kept on
+ * the raw request, where `request.sandbox` reads it (http/fastify.ts).
+ */
+export function rewriteSandboxUrl(raw: { url?: string }): string {
+  const url = raw.url ?? '/';
+  const split = splitSandbox(url);
+  if (!split) return url;
+  (raw as { [SANDBOX_NAME]?: string })[SANDBOX_NAME] = split.name;
+  return split.rest;
+}
+
+/** The sandbox a raw request was addressed to, as named in its path; null for the default world. */
+export function sandboxOf(raw: object): string | null {
+  return (raw as { [SANDBOX_NAME]?: string })[SANDBOX_NAME] ?? null;
+}

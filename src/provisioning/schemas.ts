@@ -51,6 +51,18 @@ export const FINAL_GRID_STATES: ReadonlySet<GridState> = new Set<GridState>([
  */
 export const NO_TEARDOWN_STATES = ['LOADED', 'TERMINATED', 'TERMINATED_WITH_FAILURES', 'CANCELLED', 'TERMINATING', 'CANCELLING'] as const satisfies ReadonlyArray<GridState & EnvironmentState>;
 
+/**
+ * The colour families of the states that are neither in progress nor ready: ended by a failure,
+ * or terminated. The dashboard reads them from the server (GET /_emulator/ui/paths.json).
+ */
+export const STATE_FAMILIES = {
+  failed: [
+    'ALLOCATE_FAILED', 'ALLOCATED_WITH_FAILURES', 'CHECKED_WITH_FAILURES', 'TERMINATED_WITH_FAILURES', 'ERROR_BUILD_MISMATCH',
+    'PROCESS_FAILED', 'VOLUME_NOT_FORMATTED', 'VOLUME_NOT_AVAILABLE', 'EXTERNALLY_TERMINATED', 'FAILED',
+  ],
+  terminated: ['TERMINATED', 'CANCELLED'],
+} as const;
+
 export const GRID_START_OUTCOMES = [
   'CHECKED', 'ALLOCATE_FAILED', 'ALLOCATED_WITH_FAILURES', 'CHECKED_WITH_FAILURES', 'CHECKED_AND_DEPLOYING', 'CHECKED_AND_TERMINATING',
 ] as const;

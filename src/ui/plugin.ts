@@ -10,6 +10,7 @@ import { ErrorBodySchema, installErrorHandling, notFound } from '../http/errors.
 import { PATHS, SANDBOX_PREFIX, type Area } from '../http/paths.js';
 import { AREAS, INTERFACES } from '../interfaces.js';
 import { OBJECT_TYPES } from '../repository/schemas.js';
+import { NO_TEARDOWN_STATES, STATE_FAMILIES } from '../provisioning/schemas.js';
 import { refuseOtherMethods } from '../http/routing.js';
 import { codeRoot, packageRoot } from '../core/package-root.cjs';
 import { SANDBOX_NAME, SANDBOX_NAME_RULE } from '../world/sandboxes.js';
@@ -68,6 +69,8 @@ export interface PageSettings {
   sandboxes: { prefix: string; name: string; rule: string };
   /** The repository's object types, for the objects panel. */
   objectTypes: readonly string[];
+  /** The failed and terminated state families (the badges' colours), and where terminating is a no-op. */
+  states: { failed: readonly string[]; terminated: readonly string[]; noTeardown: readonly string[] };
 }
 
 /**
@@ -82,6 +85,8 @@ export function pageSettings(): PageSettings {
     interfaces,
     sandboxes: { prefix: SANDBOX_PREFIX, name: SANDBOX_NAME.source, rule: SANDBOX_NAME_RULE },
     objectTypes: OBJECT_TYPES,
+    // What the state badges and the Terminate button need to know, from the server's own constants.
+    states: { ...STATE_FAMILIES, noTeardown: NO_TEARDOWN_STATES },
   };
 }
 

@@ -1,17 +1,24 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { NO_TEARDOWN_STATES } from '../../src/provisioning/schemas.js';
+import { NO_TEARDOWN_STATES, STATE_FAMILIES } from '../../src/provisioning/schemas.js';
+import { pageSettings } from '../../src/ui/plugin.js';
 
 /**
  * The dashboard is plain JavaScript served as it is, so it cannot import the constants of
- * src/. Where it must know one, its copy is held to the original here.
+ * src/: it reads them from the server (paths.json), and keeps no copy of its own.
  */
-const resources = readFileSync(new URL('../../src/ui/static/resources.js', import.meta.url), 'utf8');
+const STATIC = new URL('../../src/ui/static/', import.meta.url);
 
-describe("the dashboard's copies of the server's constants", () => {
-  it('greys Terminate in exactly the states where terminating is a no-op (NO_TEARDOWN_STATES)', () => {
-    const copy = /const NO_TEARDOWN = new Set\((\[[^\]]*\])\);/.exec(resources);
-    expect(copy, 'src/ui/static/resources.js declares NO_TEARDOWN').not.toBeNull();
-    expect(JSON.parse(copy![1].replace(/'/g, '"'))).toEqual([...NO_TEARDOWN_STATES]);
+describe("the dashboard and the server's constants", () => {
+  it('gets the state families and the no-teardown states from paths.json', () => {
+    expect(pageSettings().states).toEqual({ ...STATE_FAMILIES, noTeardown: NO_TEARDOWN_STATES });
+  });
+
+  it('keeps no list of provisioning states of its own', () => {
+    // A state name only a copy of those lists would spell out.
+    for (const file of readdirSync(STATIC).filter((f) => f.endsWith('.js'))) {
+      const text = readFileSync(new URL(file, STATIC), 'utf8');
+      for (const state of ['TERMINATED_WITH_FAILURES', 'VOLUME_NOT_FORMATTED', 'CANCELLING']) expect(text, `${file} spells ${state}`).not.toContain(`'${state}'`);
+    }
   });
 });

@@ -9,6 +9,7 @@ import { AREAS, INTERFACES } from '../../src/interfaces.js';
 import { SANDBOX_NAME, SANDBOX_NAME_RULE } from '../../src/world/sandboxes.js';
 import { areaIn } from '../../src/ui/static/areas.js';
 import { OBJECT_TYPES } from '../../src/repository/schemas.js';
+import { NO_TEARDOWN_STATES, STATE_FAMILIES } from '../../src/provisioning/schemas.js';
 
 const UI = '/_emulator/ui';
 let app: FastifyInstance;
@@ -132,7 +133,8 @@ describe('dashboard files', () => {
       { name: 'alerts', prefix: PATHS.alerts, label: 'Alerts' },
     ]);
     const sandboxes = { prefix: SANDBOX_PREFIX, name: SANDBOX_NAME.source, rule: SANDBOX_NAME_RULE };
-    expect(res.json()).toEqual({ paths: PATHS, areas: AREAS.areas, interfaces, sandboxes, objectTypes: [...OBJECT_TYPES] });
+    const states = { ...STATE_FAMILIES, noTeardown: NO_TEARDOWN_STATES };
+    expect(res.json()).toEqual({ paths: PATHS, areas: AREAS.areas, interfaces, sandboxes, objectTypes: [...OBJECT_TYPES], states });
     expect(new RegExp(res.json().sandboxes.name).test('w1')).toBe(true);
     const again = await app.inject({ url: `${UI}/paths.json`, headers: { 'if-none-match': res.headers.etag as string } });
     expect(again.statusCode).toBe(304);

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { AUTH, authSeed, makeApp } from '../helpers/app.js';
-import { family, pathOf, type Path, type Position } from '../../src/ui/static/states.js';
+import { family as familyOf, pathOf, type Path, type Position } from '../../src/ui/static/states.js';
+import { STATE_FAMILIES } from '../../src/provisioning/schemas.js';
 import type { State } from '../../src/state.js';
 
 // The dashboard's progress line must show the path a resource really takes. These tests run
@@ -142,7 +143,8 @@ describe('progress line', () => {
 });
 
 describe('state colours', () => {
-  it('puts each state in its family: in progress, ready, failed, terminated, or idle', () => {
+  it('puts each state in its family: in progress, ready, failed, terminated, or idle (as the server lists them)', () => {
+    const family = (state: string, isFinal: boolean) => familyOf(state, isFinal, STATE_FAMILIES);
     expect(family('LOADED', true)).toBe('idle');
     expect(family('ALLOCATING', false)).toBe('progress');
     expect(family('TERMINATING', false)).toBe('progress');

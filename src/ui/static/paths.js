@@ -25,6 +25,9 @@ export const PATHS = settings.paths;
 
 /** The repository's object types, as the Objects calls know them. */
 export const OBJECT_TYPES = settings.objectTypes ?? [];
+/** The state families ({failed, terminated}) and the states in which terminating is a no-op (noTeardown), from the server's constants. */
+export const STATES = settings.states;
+
 /** The emulated interfaces, in the server's order: each {name, prefix, label}. */
 export const INTERFACES = settings.interfaces;
 

@@ -4,7 +4,7 @@ import { api } from './api.js';
 import { $, button, fact, h } from './dom.js';
 import { countdown, duration } from './format.js';
 import { KINDS, emulatedNow, model, onForget, positionKey } from './model.js';
-import { PATHS } from './paths.js';
+import { PATHS, STATES } from './paths.js';
 import { act } from './refresh.js';
 import { family, pathOf } from './states.js';
 
@@ -75,10 +75,10 @@ export async function readChangedResources() {
   if (failure) throw failure.reason;
 }
 
-// NO_TEARDOWN_STATES of src/provisioning/schemas.ts (test/ui/facts.test.ts holds this copy to it).
-const NO_TEARDOWN = new Set(['LOADED', 'TERMINATED', 'TERMINATED_WITH_FAILURES', 'CANCELLED', 'TERMINATING', 'CANCELLING']);
+// Where terminating is a no-op (NO_TEARDOWN_STATES of src/provisioning/schemas.ts, as the server gives it).
+const NO_TEARDOWN = new Set(STATES.noTeardown);
 
-const badge = (state, isFinal) => h('span', { class: `badge fam-${family(state, isFinal)}` }, state);
+const badge = (state, isFinal) => h('span', { class: `badge fam-${family(state, isFinal, STATES)}` }, state);
 
 /** "kind:id" -> the path last drawn, so that a run keeps the path it was seen taking. */
 const paths = new Map();
@@ -88,7 +88,7 @@ function progressLine(kind, position) {
   const path = pathOf(model.lifecycles?.tables?.[kind], position, paths.get(key));
   paths.set(key, path);
   const { rows, current } = path;
-  const fam = family(position.state, position.isFinal);
+  const fam = family(position.state, position.isFinal, STATES);
   return rows.map((row, i) =>
     h(
       'li',
@@ -204,7 +204,7 @@ function cardFrame(kind, id, { outcomes, extraActions = [] }) {
       const key = JSON.stringify([position, view, extraKey]);
       if (key === last) return false;
       last = key;
-      const fam = family(position.state, position.isFinal);
+      const fam = family(position.state, position.isFinal, STATES);
       el.className = `card fam-${fam}`;
       title.replaceChildren(model.names[kind].get(id) ?? position.name, ' ', h('small', { class: 'muted' }, `#${id}`));
       state.replaceChildren(badge(position.state, position.isFinal));

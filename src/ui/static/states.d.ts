@@ -13,6 +13,10 @@ export interface Path {
   rows: Row[];
   current: number;
 }
-export function family(state: string, isFinal: boolean | undefined): Family;
+export interface Families {
+  failed: readonly string[];
+  terminated: readonly string[];
+}
+export function family(state: string, isFinal: boolean | undefined, families: Families): Family;
 export function tablesOf(kindTables: unknown): Row[][];
 export function pathOf(kindTables: unknown, position: Position, previous?: Path): Path;

@@ -2,17 +2,15 @@
 // of states a resource is on (its progress line). Pure functions of what
 // GET /_emulator/lifecycles answers, kept apart from the page so that they can be tested.
 
-const FAILED_STATES = new Set([
-  'ALLOCATE_FAILED', 'ALLOCATED_WITH_FAILURES', 'CHECKED_WITH_FAILURES', 'TERMINATED_WITH_FAILURES', 'ERROR_BUILD_MISMATCH',
-  'PROCESS_FAILED', 'VOLUME_NOT_FORMATTED', 'VOLUME_NOT_AVAILABLE', 'EXTERNALLY_TERMINATED', 'FAILED',
-]);
-const TERMINATED_STATES = new Set(['TERMINATED', 'CANCELLED']);
-
-/** The colour family of a state: in progress, ready, failed, terminated, or idle (never started). */
-export function family(state, isFinal) {
+/**
+ * The colour family of a state: in progress, ready, failed, terminated, or idle (never
+ * started). `families` lists the failed and the terminated states, as the server gives them
+ * (paths.json `states`).
+ */
+export function family(state, isFinal, families) {
   if (state === 'LOADED') return 'idle';
-  if (FAILED_STATES.has(state)) return 'failed';
-  if (TERMINATED_STATES.has(state)) return 'terminated';
+  if (families.failed.includes(state)) return 'failed';
+  if (families.terminated.includes(state)) return 'terminated';
   return isFinal ? 'ready' : 'progress';
 }
 
