@@ -114,6 +114,17 @@ interface CallOptions {
 
 const trimSlashes = (url: string) => url.replace(/\/+$/, '');
 
+/** The emulator's own pages and documents in the path table, which are no base URL of an interface. */
+const OWN_PAGES = new Set(['health', 'openapi', 'docs', 'ui']);
+
+/**
+ * The base URL of each interface (the path table's names: provisioning, repository,
+ * annotations, alerts, compositions, results, query, ...), of the control API (`control`), and
+ * of the mPulse APIs (`rum`). Made from the same table the server registers its routes under,
+ * so a new interface's URL is here as soon as its path is in the table.
+ */
+export type Urls = { [K in Exclude<keyof typeof PATHS, 'health' | 'openapi' | 'docs' | 'ui'>]: string } & { rum: string };
+
 export class EmulatorClient {
   /** Base URL of the emulator itself, without a sandbox. */
   readonly rootUrl: string;
@@ -136,29 +147,11 @@ export class EmulatorClient {
   }
 
   /** Base URLs of the interfaces, for configuring the system under test. */
-  get urls(): {
-    provisioning: string;
-    repository: string;
-    annotations: string;
-    alerts: string;
-    compositions: string;
-    results: string;
-    rum: string;
-    query: string;
-    control: string;
-  } {
-    return {
-      provisioning: `${this.url}${PATHS.provisioning}`,
-      repository: `${this.url}${PATHS.repository}`,
-      annotations: `${this.url}${PATHS.annotations}`,
-      alerts: `${this.url}${PATHS.alerts}`,
-      compositions: `${this.url}${PATHS.compositions}`,
-      results: `${this.url}${PATHS.results}`,
-      rum: `${this.url}/concerto/mpulse`,
-      /** The Query API: `${query}/<app key>/<query type>`. */
-      query: `${this.url}${PATHS.query}`,
-      control: `${this.url}${PATHS.control}`,
-    };
+  get urls(): Urls {
+    // Every base path of the path table (the interfaces' and the control API's), then the mPulse root.
+    const urls: Record<string, string> = {};
+    for (const [name, path] of Object.entries(PATHS)) if (!OWN_PAGES.has(name)) urls[name] = `${this.url}${path}`;
+    return { ...urls, rum: `${this.url}/concerto/mpulse` } as Urls;
   }
 
   /** A client of the same emulator, bound to the sandbox `name`. */
