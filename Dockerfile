@@ -15,7 +15,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json tsconfig.cjs.json ./
-COPY scripts/build.mjs scripts/image-files.mjs scripts/help.mjs ./scripts/
+COPY scripts/build.mjs scripts/image-files.mjs ./scripts/
+COPY bench/help.mjs ./bench/
 COPY src ./src
 RUN node scripts/build.mjs --esm-only && node scripts/image-files.mjs prune dist
 

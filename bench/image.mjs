@@ -15,7 +15,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { ROOT, markdownTable } from './lib.mjs';
-import { helpIfAsked } from '../scripts/help.mjs';
+import { helpIfAsked } from './help.mjs';
 
 helpIfAsked(import.meta.url);
 

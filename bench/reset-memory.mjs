@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fmt, markdownTable, median, num, request, rssMiB, sleep, startProcess } from './lib.mjs';
 import { LARGE_SEED, writeSeed } from './seeds.mjs';
-import { helpIfAsked } from '../scripts/help.mjs';
+import { helpIfAsked } from './help.mjs';
 
 helpIfAsked(import.meta.url);
 

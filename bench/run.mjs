@@ -50,7 +50,7 @@ import {
   filteredQuery,
   writeSeed,
 } from './seeds.mjs';
-import { helpIfAsked } from '../scripts/help.mjs';
+import { helpIfAsked } from './help.mjs';
 
 helpIfAsked(import.meta.url);
 

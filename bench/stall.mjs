@@ -21,7 +21,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { HOST, fmt, markdownTable, num, percentile, request, sleep, startProcess } from './lib.mjs';
 import { ANNOTATION_BASE, ANNOTATION_STEP_MS, BENCH_TOKEN, writeSeed } from './seeds.mjs';
-import { helpIfAsked } from '../scripts/help.mjs';
+import { helpIfAsked } from './help.mjs';
 
 helpIfAsked(import.meta.url);
 

@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BASELINE_ENTRY, SERVER_ENTRY, fmt, markdownTable, median, num, request, startProcess } from './lib.mjs';
-import { helpIfAsked } from '../scripts/help.mjs';
+import { helpIfAsked } from './help.mjs';
 
 helpIfAsked(import.meta.url);
 

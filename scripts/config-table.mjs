@@ -2,7 +2,7 @@
 // `npm run build` first; `npm run docs:config` does both). Prints the table; with --write,
 // puts it into docs/configuration.md between its markers. A test holds the page to the schema.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { helpIfAsked } from './help.mjs';
+import { helpIfAsked } from '../bench/help.mjs';
 
 helpIfAsked(import.meta.url);
 const { configTable } = await import('../dist/cli/args.js');

@@ -1,7 +1,7 @@
 // Writes fixtures/fixture.schema.json from the compiled schema (run `npm run build` first;
 // `npm run fixtures:schema` does both).
 import { writeFileSync } from 'node:fs';
-import { helpIfAsked } from './help.mjs';
+import { helpIfAsked } from '../bench/help.mjs';
 
 helpIfAsked(import.meta.url);
 const { fixtureJsonSchemaText } = await import('../dist/fixture-schema.js');

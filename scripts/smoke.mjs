@@ -1,7 +1,7 @@
 // Smoke test of a running emulator from the outside, through all three interfaces and the
 // control API, as a client would use them. Usage: node scripts/smoke.mjs http://127.0.0.1:8080
 // Needs the demo fixtures (user demo@example.com / demo, at least one grid and one enabled alert).
-import { helpIfAsked } from './help.mjs';
+import { helpIfAsked } from '../bench/help.mjs';
 
 helpIfAsked(import.meta.url);
 const base = (process.argv[2] ?? process.env.EMULATOR_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');

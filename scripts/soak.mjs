@@ -32,7 +32,7 @@ import { spellings } from './path-corpus.mjs';
 import { journalPart } from './soak/journal.mjs';
 import { BENCH_TOKEN, FIRST_ANNOTATION_ID, grid, writeSeed } from '../bench/seeds.mjs';
 import { stateFile } from './soak/state-file.mjs';
-import { helpIfAsked } from './help.mjs';
+import { helpIfAsked } from '../bench/help.mjs';
 
 helpIfAsked(import.meta.url);
 

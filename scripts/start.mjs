@@ -2,7 +2,7 @@
 // rebuilt first only when a source changed since; then the server runs in this same process,
 // so a start costs one Node process, not a compile.
 import { build, isStale } from './build.mjs';
-import { helpIfAsked } from './help.mjs';
+import { helpIfAsked } from '../bench/help.mjs';
 
 helpIfAsked(import.meta.url);
 
