@@ -213,10 +213,12 @@ function sendPlainError(reply: FastifyReply, err: DomainError): void {
  * keep one alive.
  */
 /** Sets the world that serves the request and when it arrived (for the journal). */
-function arrived(request: FastifyRequest, world: World, done: HookHandlerDoneFunction): void {
+function arrived(request: FastifyRequest, reply: FastifyReply, world: World, done: HookHandlerDoneFunction): void {
   request.world = world;
   request.arrivedAt = world.clock.now();
   request.startedAt = stopwatch();
+  // The emulated time of every answer, so that a page can say "5 minutes ago" in the emulator's time.
+  reply.header('x-emulator-now', String(request.arrivedAt));
   done();
 }
 
@@ -231,11 +233,11 @@ export function installWorlds(app: FastifyInstance, main: World, sandboxes: Sand
   const { adminToken, alertsRequireToken } = main.config;
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const name = request.sandbox;
-    if (name === null) return arrived(request, main, done);
+    if (name === null) return arrived(request, reply, main, done);
     try {
       const found = sandboxes.find(name);
       // Every world of the app is forked from `main`, so it serves the listed interfaces.
-      if (found) return arrived(request, found as World, done);
+      if (found) return arrived(request, reply, found as World, done);
       // A preflight carries no credentials and makes nothing: to a sandbox not made yet it is
       // answered (by answerPreflights) with no world, and so not journaled.
       if (request.method === 'OPTIONS') return done();
@@ -262,7 +264,7 @@ export function installWorlds(app: FastifyInstance, main: World, sandboxes: Sand
         );
       }
       (request as { [PENDING]?: string })[PENDING] = name;
-      return arrived(request, sandboxes.provisional(name) as World, done);
+      return arrived(request, reply, sandboxes.provisional(name) as World, done);
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
       sendPlainError(reply, err);

@@ -12,6 +12,7 @@ import { faultRoutes } from './fault-routes.js';
 import { journalRoutes } from './journal-routes.js';
 import { compositionControlRoutes } from './composition-routes.js';
 import { incidentControlRoutes } from './incident-routes.js';
+import { collectOperations, controlIndexRoutes } from './index-routes.js';
 
 export { CONTROL_PREFIX } from './hooks.js';
 
@@ -31,6 +32,9 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlOptions> = async (a
   // Every body here is JSON; a text body is a mistake worth naming, not a string to parse.
   app.removeContentTypeParser('text/plain');
 
+  // The index lists the operations of the routes registered below, as they are registered.
+  const operations = collectOperations(app);
+  await app.register(controlIndexRoutes, { operations });
   await app.register(stateRoutes, { world });
   await app.register(clockRoutes, { world });
   await app.register(scenarioRoutes, { world });

@@ -9,6 +9,7 @@ export const EXPOSED_HEADERS = [
   'x-request-id',
   'allow',
   'x-emulator-fault',
+  'x-emulator-now',
 ];
 
 /** Request headers a preflight allows when it names none (or names them in a form not taken). */
