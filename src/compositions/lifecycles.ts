@@ -52,6 +52,16 @@ export const ACCEPTED_IN: Readonly<Record<InstanceCommand, readonly InstanceStat
   unload: ['Loading', 'Loaded', 'Completed', 'Failed', 'Stopped', 'Aborted'],
 };
 
+/**
+ * The colour families of instance states that are not in progress: the dashboard reads them
+ * from the server (paths.json) with ACCEPTED_IN, so it keeps no copy of either.
+ */
+export const INSTANCE_FAMILIES = {
+  ready: ['Loaded', 'Playing', 'Paused', 'Completed'],
+  failed: ['Failed', 'Aborted'],
+  terminated: ['Stopped', 'Unloaded'],
+} as const satisfies Record<string, readonly InstanceState[]>;
+
 /** States in which the instance holds its load servers (all but Unloaded). */
 export const HOLDS_SERVERS = (state: InstanceState) => state !== 'Unloaded';
 

@@ -11,6 +11,7 @@ import { PATHS, SANDBOX_PREFIX, type Area } from '../http/paths.js';
 import { AREAS, INTERFACES } from '../interfaces.js';
 import { OBJECT_TYPES } from '../repository/schemas.js';
 import { NO_TEARDOWN_STATES, STATE_FAMILIES } from '../provisioning/schemas.js';
+import { ACCEPTED_IN, INSTANCE_FAMILIES } from '../compositions/lifecycles.js';
 import { refuseOtherMethods } from '../http/routing.js';
 import { codeRoot, packageRoot } from '../core/package-root.cjs';
 import { SANDBOX_NAME, SANDBOX_NAME_RULE } from '../world/sandboxes.js';
@@ -71,6 +72,8 @@ export interface PageSettings {
   objectTypes: readonly string[];
   /** The failed and terminated state families (the badges' colours), and where terminating is a no-op. */
   states: { failed: readonly string[]; terminated: readonly string[]; noTeardown: readonly string[] };
+  /** Composition instances: the states each command is accepted in, and the colour families of their states. */
+  instances: { acceptedIn: Readonly<Record<string, readonly string[]>>; families: Readonly<Record<string, readonly string[]>> };
 }
 
 /**
@@ -87,6 +90,7 @@ export function pageSettings(): PageSettings {
     objectTypes: OBJECT_TYPES,
     // What the state badges and the Terminate button need to know, from the server's own constants.
     states: { ...STATE_FAMILIES, noTeardown: NO_TEARDOWN_STATES },
+    instances: { acceptedIn: ACCEPTED_IN, families: INSTANCE_FAMILIES },
   };
 }
 

@@ -10,6 +10,7 @@ import { SANDBOX_NAME, SANDBOX_NAME_RULE } from '../../src/world/sandboxes.js';
 import { areaIn } from '../../src/ui/static/areas.js';
 import { OBJECT_TYPES } from '../../src/repository/schemas.js';
 import { NO_TEARDOWN_STATES, STATE_FAMILIES } from '../../src/provisioning/schemas.js';
+import { ACCEPTED_IN, INSTANCE_FAMILIES } from '../../src/compositions/lifecycles.js';
 
 const UI = '/_emulator/ui';
 let app: FastifyInstance;
@@ -134,7 +135,8 @@ describe('dashboard files', () => {
     ]);
     const sandboxes = { prefix: SANDBOX_PREFIX, name: SANDBOX_NAME.source, rule: SANDBOX_NAME_RULE };
     const states = { ...STATE_FAMILIES, noTeardown: NO_TEARDOWN_STATES };
-    expect(res.json()).toEqual({ paths: PATHS, areas: AREAS.areas, interfaces, sandboxes, objectTypes: [...OBJECT_TYPES], states });
+    const instances = { acceptedIn: ACCEPTED_IN, families: INSTANCE_FAMILIES };
+    expect(res.json()).toEqual({ paths: PATHS, areas: AREAS.areas, interfaces, sandboxes, objectTypes: [...OBJECT_TYPES], states, instances });
     expect(new RegExp(res.json().sandboxes.name).test('w1')).toBe(true);
     const again = await app.inject({ url: `${UI}/paths.json`, headers: { 'if-none-match': res.headers.etag as string } });
     expect(again.statusCode).toBe(304);

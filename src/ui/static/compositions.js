@@ -3,22 +3,13 @@
 import { api } from './api.js';
 import { $, button, fact, h } from './dom.js';
 import { model, onForget } from './model.js';
-import { PATHS } from './paths.js';
+import { INSTANCES, PATHS } from './paths.js';
 import { act } from './refresh.js';
 
-/** Where each command is accepted (docs/compositions.md, "Commands and states"). */
-const ACCEPTED_IN = {
-  play: ['Loading', 'Loaded'],
-  pause: ['Playing'],
-  resume: ['Paused'],
-  stop: ['Starting', 'Playing', 'Pausing', 'Paused', 'Resuming'],
-  abort: ['Loading', 'Starting', 'Playing', 'Pausing', 'Paused', 'Resuming', 'Stopping', 'Closing', 'Writing'],
-  unload: ['Loading', 'Loaded', 'Completed', 'Failed', 'Stopped', 'Aborted'],
-};
-const READY = new Set(['Loaded', 'Playing', 'Paused', 'Completed']);
-const FAILED = new Set(['Failed', 'Aborted']);
-const ENDED = new Set(['Stopped', 'Unloaded']);
-const familyOf = (state) => (FAILED.has(state) ? 'failed' : ENDED.has(state) ? 'terminated' : READY.has(state) ? 'ready' : 'progress');
+/** Where each command is accepted, and the families of the states, as the server gives them (paths.json). */
+const ACCEPTED_IN = INSTANCES.acceptedIn;
+const inFamily = (name, state) => INSTANCES.families[name].includes(state);
+const familyOf = (state) => (inFamily('failed', state) ? 'failed' : inFamily('terminated', state) ? 'terminated' : inFamily('ready', state) ? 'ready' : 'progress');
 
 /** Instances shown: every one not unloaded, and the last few unloaded ones. */
 const UNLOADED_SHOWN = 3;

@@ -28,6 +28,9 @@ export const OBJECT_TYPES = settings.objectTypes ?? [];
 /** The state families ({failed, terminated}) and the states in which terminating is a no-op (noTeardown), from the server's constants. */
 export const STATES = settings.states;
 
+/** Composition instances: the states each command is accepted in (acceptedIn), and the colour families of their states (families). */
+export const INSTANCES = settings.instances;
+
 /** The emulated interfaces, in the server's order: each {name, prefix, label}. */
 export const INTERFACES = settings.interfaces;
 
