@@ -48,6 +48,30 @@ try {
   else process.env.EMULATOR_URL = before;
 }
 
+// The concurrent recipe, against an emulator of its own, so that its sandboxes can be counted.
+const concurrentRecipe = recipe('vitest-concurrent');
+if (!concurrentRecipe.includes('describe.concurrent')) throw new Error(`${PAGE}: the concurrent recipe no longer uses describe.concurrent`);
+const concurrentFile = join(folder, 'vitest-concurrent-recipe.ts');
+writeFileSync(concurrentFile, concurrentRecipe);
+const concurrentEmu = await startEmulator({ clock: new ManualClock() });
+afterAll(() => concurrentEmu.close());
+process.env.EMULATOR_URL = concurrentEmu.url;
+try {
+  await import(concurrentFile);
+} finally {
+  if (before === undefined) delete process.env.EMULATOR_URL;
+  else process.env.EMULATOR_URL = before;
+}
+
+describe('the concurrent recipe', () => {
+  it('left no sandbox behind and never touched the default world', async () => {
+    const list = (await (await fetch(`${concurrentEmu.url}/_emulator/sandboxes`)).json()) as { sandboxes: unknown[] };
+    expect(list.sandboxes).toEqual([]);
+    const grid = await fetch(`${concurrentEmu.url}/concerto/services/rest/CloudService/v1/grid/101`, { headers: { 'X-Auth-Token': 'demo-token' } });
+    expect(((await grid.json()) as { state: string }).state).toBe('LOADED');
+  });
+});
+
 describe('the sandbox-per-worker recipe', () => {
   it("worked in the worker's own sandbox, not in the default world", async () => {
     const list = (await (await fetch(`${shared.url}/_emulator/sandboxes`)).json()) as { sandboxes: Array<{ name: string }> };
