@@ -56,7 +56,7 @@ const WORLD_SECTIONS: WorldSections = {
     scenarios: (s: Scenario) => `${s.kind} ${s.id}`,
   },
   problems: (state, keys, problem) => {
-    for (const text of FaultStore.problems(state.faults as FaultRuleInput[], CHECK_CLOCK)) problem(() => text);
+    FaultStore.check(state.faults as FaultRuleInput[], CHECK_CLOCK, problem);
     (state.scenarios as Scenario[]).forEach((s, i) => {
       if (!keys[SECTION_OF[s.kind]].has(s.id)) problem(() => `$.scenarios[${i}].id: no ${NAME_OF[s.kind]} ${s.id}`);
       if (!START_OUTCOMES[s.kind].includes(s.nextStart.outcome)) problem(() => `$.scenarios[${i}].nextStart.outcome: ${unknownOutcome(s.kind, s.nextStart.outcome)}`);

@@ -162,23 +162,28 @@ export class FaultStore {
   }
 
   /**
-   * What is wrong with a list of rules as a state holds them, each problem prefixed by its
-   * place (`$.faults[2].path: ...`): the checks of add(), and the limits of all together.
+   * What is wrong with a list of rules as a state holds them, each problem handed to
+   * `problem` prefixed by its place (`$.faults[2].path: ...`): the checks of add(), and the
+   * limits of all the rules together. More rules than a world may hold is one problem, found
+   * without looking at each.
    */
-  static problems(inputs: readonly FaultRuleInput[], clock: Clock): string[] {
+  static check(inputs: readonly FaultRuleInput[], clock: Clock, problem: (text: () => string) => void): void {
+    if (inputs.length > MAX_RULES) {
+      problem(() => `$.faults: ${inputs.length} rules, more than the ${MAX_RULES} a world may hold`);
+      return;
+    }
     const trial = new FaultStore(clock);
-    const problems: string[] = [];
     inputs.forEach((input, i) => {
       try {
         // Ids are checked for duplicates by the state format, which names both places.
         trial.add({ ...input, id: `#${i}`, seed: input.seed ?? 0 });
       } catch (err) {
         if (!(err instanceof DomainError)) throw err;
-        problems.push(`$.faults[${i}]${inFixture(err.message)}`);
+        problem(() => `$.faults[${i}]${inFixture(err.message)}`);
       }
     });
-    return problems;
   }
+
   list(): FaultRule[] {
     const now = this.clock.now();
     return this.rules.map(({ rule }) => ({ ...rule, active: isActive(rule, now) }));

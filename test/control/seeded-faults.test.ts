@@ -72,6 +72,25 @@ describe('the faults section of the fixtures', () => {
     expect((await control('GET', '/faults/twice')).json()).toMatchObject({ remaining: 1, expiresAt: clock.now() + 45_000 });
   });
 
+  it('is kept in a state file: a restart has the rules of the run before, a reset the seed’s', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'faults-state-'));
+    const stateFile = join(dir, 'state.json');
+    try {
+      const fixtures = faultSeed([{ id: 'seeded', path: '/nowhere', action: { status: 503 } }]);
+      ({ app } = await makeApp(fixtures, { stateFile, stateFlushIntervalMs: 0 }));
+      await control('POST', '/faults', { id: 'later', path: OBJECTS, action: { status: 502 } });
+      await app.close();
+      ({ app } = await makeApp(fixtures, { stateFile }));
+      expect(await ruleIds()).toEqual(['seeded', 'later']);
+      expect((await get(OBJECTS)).statusCode).toBe(502);
+      await control('POST', '/reset');
+      expect(await ruleIds()).toEqual(['seeded']);
+    } finally {
+      await app.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses an import whose rules cannot be added to the world’s, and changes nothing', async () => {
     ({ app } = await makeApp(authSeed()));
     await control('POST', '/faults', { id: 'kept', path: '/nowhere', action: { status: 500 } });
@@ -97,6 +116,12 @@ describe('the faults section of the fixtures', () => {
     expect(() => parseState({ ...emptyState(), faults: [{ path: '^(?!x)', action: { status: 500 } }] }, 'body')).toThrow(/^body: \$\.faults\[0\]\.path: not a regular expression/);
     expect(() => parseState({ ...emptyState(), faults: [{ path: '/a', action: { status: 500, latencyMs: 5 } }] }, 'body')).toThrow(
       'body: $.faults[0].action: give exactly one of status, latencyMs or drop (got status, latencyMs)',
+    );
+
+    // More rules than a world may hold is one problem, not one per rule.
+    const many = Array.from({ length: MAX_RULES + 1 }, (_, i) => ({ path: `/p${i}`, action: { status: 500 } }));
+    expect(() => parseState({ ...emptyState(), faults: many }, 'body')).toThrow(
+      new FixtureError(`body: $.faults: ${MAX_RULES + 1} rules, more than the ${MAX_RULES} a world may hold`),
     );
 
     const dir = await mkdtemp(join(tmpdir(), 'faults-'));
