@@ -117,7 +117,7 @@ export async function launch(
     reset: () => world.reset(),
     advance: (ms) => clock.advance(ms),
     now: () => clock.now(),
-    state: () => world.exportState(),
+    state: () => world.exportState() as State,
     load: (state) => world.replace(parseState({ ...emptyState(), ...state }, 'load()')),
     close: () => app.close(),
   };

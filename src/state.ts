@@ -1,21 +1,104 @@
-import type { Static } from '@sinclair/typebox';
+import { Type, type Static, type TObject, type TPartial } from '@sinclair/typebox';
+import { literals } from './core/schema.js';
 import { INTERFACES } from './interfaces.js';
-import { stateFormat } from './world/state.js';
+import { stateFormat, type WorldSections } from './world/state.js';
+import { FaultRuleInputSchema, type FaultRuleInput } from './world/fault-schemas.js';
+import { FaultStore } from './world/faults.js';
+import { NextStartBodySchema, START_OUTCOMES, STARTABLE_KINDS, type StartableKind } from './provisioning/schemas.js';
+
+/**
+ * A scenario: what the control API's PUT /_emulator/lifecycles/<kind>/<id>/next-start sets,
+ * written down, with the path's kind and id as fields and the body as `nextStart`. Applied
+ * whenever the world is built from the state: at start, after every reset, in a new sandbox.
+ */
+export const ScenarioSchema = Type.Object(
+  {
+    kind: literals(STARTABLE_KINDS, { description: 'the kind of resource, as in the path of next-start' }),
+    id: Type.Integer({ minimum: 1, description: 'the id of a grid, test environment or RSDB of the state' }),
+    nextStart: NextStartBodySchema,
+  },
+  { additionalProperties: false, description: 'the outcome of the resource’s next start, as PUT /_emulator/lifecycles/<kind>/<id>/next-start sets it' },
+);
+export type Scenario = Static<typeof ScenarioSchema>;
+
+/** The section of the state each startable kind lives in. */
+const SECTION_OF: { readonly [K in StartableKind]: 'grids' | 'environments' | 'rsdbs' } = { grid: 'grids', environment: 'environments', rsdb: 'rsdbs' };
+const NAME_OF: { readonly [K in StartableKind]: string } = { grid: 'grid', environment: 'test environment', rsdb: 'RSDB' };
+
+/** The control API's message for an outcome a kind does not have, so that both places say the same. */
+function unknownOutcome(kind: StartableKind, outcome: string): string {
+  const outcomes = START_OUTCOMES[kind];
+  return outcomes.length === 1
+    ? `unknown start outcome '${outcome}' for an ${NAME_OF[kind]}: the only one is ${outcomes[0]}`
+    : `unknown start outcome '${outcome}' for a ${NAME_OF[kind]}: use ${outcomes.join(', ')}`;
+}
+
+/** Fault rules are checked as if added at time 0; only their shape and limits matter here. */
+const CHECK_CLOCK = { now: () => 0 };
+
+/** A rule written without an id gets one when added; here it only needs an identity no id can have. */
+let unnamedRules = 0;
+
+/**
+ * The world's own sections, after the interfaces': `faults`, the fault rules a world starts
+ * with (in the shape POST /_emulator/faults accepts), and `scenarios`.
+ */
+const FaultsSectionSchema = Type.Array(FaultRuleInputSchema, {
+  default: [],
+  description: 'fault rules, as POST /_emulator/faults takes them; added at start and after every reset',
+});
+const ScenariosSectionSchema = Type.Array(ScenarioSchema, { default: [], description: 'next-start outcomes, applied at start and after every reset' });
+
+const WORLD_SECTIONS: WorldSections = {
+  schemas: { faults: FaultsSectionSchema, scenarios: ScenariosSectionSchema },
+  keys: {
+    faults: (rule: FaultRuleInput) => rule.id ?? `(no id) ${unnamedRules++}`,
+    scenarios: (s: Scenario) => `${s.kind} ${s.id}`,
+  },
+  problems: (state, keys, problem) => {
+    FaultStore.check(state.faults as FaultRuleInput[], CHECK_CLOCK, problem);
+    (state.scenarios as Scenario[]).forEach((s, i) => {
+      if (!keys[SECTION_OF[s.kind]].has(s.id)) problem(() => `$.scenarios[${i}].id: no ${NAME_OF[s.kind]} ${s.id}`);
+      if (!START_OUTCOMES[s.kind].includes(s.nextStart.outcome)) problem(() => `$.scenarios[${i}].nextStart.outcome: ${unknownOutcome(s.kind, s.nextStart.outcome)}`);
+    });
+  },
+  // A scenario sets its resource's nextStartOutcome, as the control API does; an RSDB has one outcome only.
+  apply: (state) => {
+    const scenarios = state.scenarios as Scenario[];
+    if (scenarios.length === 0) return;
+    for (const kind of ['grid', 'environment'] as const) {
+      const section = state[SECTION_OF[kind]] as Array<{ id: number; nextStartOutcome?: string }>;
+      const outcomes = new Map(scenarios.filter((s) => s.kind === kind).map((s) => [s.id, s.nextStart.outcome]));
+      if (outcomes.size === 0) continue;
+      section.forEach((resource, i) => {
+        const outcome = outcomes.get(resource.id);
+        // A new object: the entry may be shared with whoever handed the state over.
+        if (outcome !== undefined) section[i] = { ...resource, nextStartOutcome: outcome };
+      });
+    }
+  },
+};
 
 /**
  * The emulator's state format: the sections of every interface of src/interfaces.ts, in its
- * order (world/state.ts makes a format from any list). A fixture file holds any subset of
- * these sections; an export is always a valid fixture set.
+ * order (world/state.ts makes a format from any list), then the world's own (`faults`,
+ * `scenarios`). A fixture file holds any subset of these sections; an export is always a
+ * valid fixture set.
  */
-export const STATE = stateFormat(INTERFACES);
+export const STATE = stateFormat(INTERFACES, WORLD_SECTIONS);
 
-export const StateSchema = STATE.schema;
-export const FixtureFileSchema = STATE.fileSchema;
-export const SECTION_NAMES = STATE.sectionNames as readonly SectionName[];
+/** The schema of the whole state, the world's sections included in its type. */
+type FullStateSchema = TObject<(typeof STATE.schema)['properties'] & { faults: typeof FaultsSectionSchema; scenarios: typeof ScenariosSectionSchema }>;
+
+export const StateSchema = STATE.schema as unknown as FullStateSchema;
+export const FixtureFileSchema = STATE.fileSchema as unknown as TPartial<FullStateSchema>;
 export type State = Static<typeof StateSchema>;
 export type SectionName = Exclude<keyof State, '$schema'>;
+export const SECTION_NAMES = STATE.sectionNames as readonly SectionName[];
+/** The sections of the interfaces alone (what the import's answer counts). */
+export const INTERFACE_SECTION_NAMES = SECTION_NAMES.filter((name) => !(name in WORLD_SECTIONS.schemas));
 
-export const emptyState = (): State => STATE.empty();
-export const parseState = (data: unknown, where: string, options?: { owned?: boolean }): State => STATE.parse(data, where, options);
-export const loadFixtures = (dir: string): Promise<State> => STATE.load(dir);
+export const emptyState = (): State => STATE.empty() as State;
+export const parseState = (data: unknown, where: string, options?: { owned?: boolean }): State => STATE.parse(data, where, options) as State;
+export const loadFixtures = async (dir: string): Promise<State> => (await STATE.load(dir)) as State;
 export const consistencyProblems = (state: State): { listed: string[]; total: number } => STATE.consistencyProblems(state);

@@ -33,8 +33,8 @@ describe('the list of interfaces', () => {
     unique(INTERFACES.flatMap((i) => Object.keys(i.sections)));
   });
 
-  it('makes the state of their sections, in the order of the list', () => {
-    expect(SECTION_NAMES).toEqual(INTERFACES.flatMap((i) => Object.keys(i.sections)));
+  it('makes the state of their sections, in the order of the list, then the world\'s own', () => {
+    expect(SECTION_NAMES).toEqual([...INTERFACES.flatMap((i) => Object.keys(i.sections)), 'faults', 'scenarios']);
   });
 
   it('serves each interface under its prefix, in its own areas, with routes tagged with its tag', async () => {

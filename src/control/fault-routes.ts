@@ -8,6 +8,10 @@ import { FaultIdParamsSchema, FaultRuleInputSchema, FaultRuleSchema } from './sc
 
 /** Fault injection: rules that make matching requests fail, slow down or drop. */
 export const faultRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> = async (app, { world }) => {
+  // No rule strikes these, whatever its scope: a rule that hits everything can still be removed.
+  app.addHook('onRoute', (route) => {
+    route.config = { ...route.config, faultExempt: true };
+  });
   const refuseOthers = refuseOtherMethods(app);
   /** POST /_emulator/faults: add a rule; it applies from the next request on. */
   app.post(

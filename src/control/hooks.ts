@@ -5,7 +5,7 @@ import { Sandboxes } from '../world/sandboxes.js';
 import { DomainError, missing } from '../core/errors.js';
 import { STATUS_OF } from '../http/errors.js';
 import { refuseUndecodable, requestArea } from '../http/areas.js';
-import type { FaultVerdict } from '../world/faults.js';
+import type { FaultTarget, FaultVerdict } from '../world/faults.js';
 import type { StateFileWriter } from '../world/persistence.js';
 import { stopwatch } from '../core/clock.js';
 import { errorBody, sendError } from '../http/errors.js';
@@ -55,10 +55,14 @@ export function installControlHooks(app: FastifyInstance): void {
     if (refuseUndecodable(request, reply)) return;
     const area = requestArea(request) as Area;
     if (area.control) {
-      if (area.access !== 'admin' || !refuseWithoutAdminToken(request, reply, emulator)) done();
+      // The emulator's own paths: the admin token first, then only rules of scope `all`.
+      if (area.access === 'admin' && refuseWithoutAdminToken(request, reply, emulator)) return;
+      const target = request.routeOptions.config.faultExempt === true ? 'exempt' : 'own';
+      if (!emulator.faults.mayStrike(target)) return done();
+      injectFaults(request, reply, emulator, target, done);
       return;
     }
-    injectFaults(request, reply, emulator, done);
+    injectFaults(request, reply, emulator, 'app', done);
   });
 
   // The journal records an answer when it is sent, not when the socket has taken it all (an
@@ -147,12 +151,12 @@ function refuseWithoutAdminToken(request: FastifyRequest, reply: FastifyReply, e
 }
 
 /** Calls `done` when the request may go on (after any latency), or answers it instead. */
-function injectFaults(request: FastifyRequest, reply: FastifyReply, emulator: World, done: HookHandlerDoneFunction): void {
+function injectFaults(request: FastifyRequest, reply: FastifyReply, emulator: World, target: FaultTarget, done: HookHandlerDoneFunction): void {
   // Without rules (the usual case) there is nothing to judge, and no facts to gather.
-  if (emulator.faults.isEmpty) return done();
+  if (!emulator.faults.mayStrike(target)) return done();
   // The path as sent, cut where the router cuts it: before the query or a fragment.
   const end = request.url.search(/[?#]/);
-  const verdict = emulator.faults.judge({ method: request.method, path: end < 0 ? request.url : request.url.slice(0, end), headers: request.headers });
+  const verdict = emulator.faults.judge({ method: request.method, path: end < 0 ? request.url : request.url.slice(0, end), headers: request.headers, target });
   if (verdict.ruleIds.length === 0) return done();
   request.faultRuleIds = verdict.ruleIds;
   if (verdict.latencyMs > 0) setTimeout(() => answerFault(request, reply, emulator, verdict.answer, done), verdict.latencyMs);

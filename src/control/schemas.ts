@@ -1,12 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ClockStatusSchema as CoreClockStatusSchema } from '../core/clock.js';
-import {
-  ENVIRONMENT_START_OUTCOMES,
-  GRID_START_OUTCOMES,
-  RSDB_START_OUTCOMES,
-  ResourceKindSchema,
-  ResourceLifecycleSchema,
-} from '../provisioning/schemas.js';
+import { ResourceKindSchema, ResourceLifecycleSchema } from '../provisioning/schemas.js';
 
 // ---------------------------------------------------------------------------------------
 // Clock
@@ -153,23 +147,8 @@ export const ResourceParamsSchema = Type.Object({
   id: Type.String({ description: 'integer id' }),
 });
 
-export const NextStartBodySchema = Type.Object(
-  {
-    outcome: Type.String({
-      description: (
-        [
-          ['grid', GRID_START_OUTCOMES],
-          ['environment', ENVIRONMENT_START_OUTCOMES],
-          ['rsdb', RSDB_START_OUTCOMES],
-        ] as Array<[string, readonly string[]]>
-      )
-        // The first outcome of each list is the success, and the default.
-        .map(([kind, outcomes]) => `${kind}: ${outcomes.map((o, i) => (i === 0 && outcomes.length > 1 ? `${o} (success)` : o)).join(', ')}`)
-        .join('; '),
-    }),
-  },
-  { additionalProperties: false },
-);
+// The body of next-start: a fixture's scenario (the `scenarios` section) holds the same object.
+export { NextStartBodySchema } from '../provisioning/schemas.js';
 
 export const NextStartSchema = Type.Object(
   { kind: ResourceKindSchema, id: Type.Integer(), outcome: Type.Union([Type.String(), Type.Null()], { description: 'null: the default outcome' }) },

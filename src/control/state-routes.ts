@@ -7,7 +7,7 @@ import { readStateBody } from '../world/state-parser.js';
 import type { StoreOf } from '../http/routing.js';
 import { ErrorBodySchema, badRequest } from '../http/errors.js';
 import { refuseOtherMethods } from '../http/routing.js';
-import { SECTION_NAMES, StateSchema, parseState, type SectionName, type State } from '../state.js';
+import { INTERFACE_SECTION_NAMES, SECTION_NAMES, StateSchema, parseState, type SectionName, type State } from '../state.js';
 import { exportText, type ListSerializer } from '../world/export-stream.js';
 import { HealthSchema, ReplaceResultSchema, ResetResultSchema } from './schemas.js';
 
@@ -53,9 +53,9 @@ const EXPORT_SCHEMAS = Object.fromEntries(SECTION_NAMES.map((name) => [name, wit
 
 const NOT_A_STATE = 'body: expected a JSON object with the state sections (users, tokens, grids, ...)';
 
-/** How many entries each section of a state holds. */
+/** How many entries each section of the interfaces holds in a state (as a reset counts them). */
 function sectionCounts(state: State): Record<string, number> {
-  return Object.fromEntries(SECTION_NAMES.map((name) => [name, state[name].length]));
+  return Object.fromEntries(INTERFACE_SECTION_NAMES.map((name) => [name, state[name].length]));
 }
 
 /** Health, reset, and export/import of the whole state. */

@@ -16,6 +16,10 @@ type Filled<K extends string> = EmulatorTypes extends { [P in K]: infer T } ? T 
  * any route (app.ts installs them in order).
  */
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** No fault rule strikes this route, whatever its scope (the fault routes: a rule can always be removed). */
+    faultExempt?: boolean;
+  }
   interface FastifyInstance {
     /** The default world (what paths without /sandbox/<name> are served by). */
     world: Filled<'world'>;

@@ -3,7 +3,7 @@ import { invalid } from '../core/errors.js';
 import { planFrom, reschedule, visibleAt, type Step } from '../core/lifecycle.js';
 import { hostFor } from './hosts.js';
 import { DEFAULT_GRID_DURATIONS, SERVER_TABLES, planGridStart, planGridStop, type JournalLine } from './lifecycles.js';
-import { existing, isOneOf, ResourceStore, SEED_USER, Schedules } from './resources.js';
+import { existing, isOneOf, nextStartOf, ResourceStore, SEED_USER, Schedules } from './resources.js';
 import {
   FINAL_GRID_STATES,
   GRID_START_OUTCOMES,
@@ -64,7 +64,7 @@ export class GridStore extends ResourceStore<GridSeed, GridState, GridDurations>
     timeScale: number,
     loadedAt: number,
   ) {
-    super({ kind: 'grid', what: 'grid', defaults: DEFAULT_GRID_DURATIONS, stepsOf: (g) => g.deployment?.steps, settled: FINAL_GRID_STATES }, state.grids, clock, timeScale, loadedAt);
+    super({ kind: 'grid', what: 'grid', defaults: DEFAULT_GRID_DURATIONS, stepsOf: (g) => g.deployment?.steps, settled: FINAL_GRID_STATES, nextStart: nextStartOf }, state.grids, clock, timeScale, loadedAt);
     // Kept in id order, so the list needs no sort: a new server's id is always above every
     // existing one (nextServerId), so it lands at the end of the map.
     for (const server of [...state.cloudServers].sort((a, b) => a.id - b.id)) this.servers.set(server.id, server);

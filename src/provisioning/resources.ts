@@ -10,6 +10,9 @@ import type { ResourceKind, ResourceLifecycle } from './schemas.js';
 
 export type { ResourceKind, ResourceLifecycle };
 
+/** How a resource's next start will end (the lifecycle's `nextStart`). */
+export type NextStart = NonNullable<ResourceLifecycle['nextStart']>;
+
 /** Who "started" a resource that a fixture starts at load time (`startedAgoMs`). */
 export const SEED_USER = 'system';
 
@@ -18,6 +21,11 @@ export function existing<T>(records: ReadonlyMap<number, T>, id: number, what: s
   const record = records.get(id);
   if (record === undefined) throw missing(`${what} ${id} does not exist`);
   return record;
+}
+
+/** The next start of a grid or environment: the outcome chosen for it alone, else the one every start follows. */
+export function nextStartOf(record: { startOutcome: string; nextStartOutcome?: string }): NextStart {
+  return record.nextStartOutcome !== undefined ? { outcome: record.nextStartOutcome, once: true } : { outcome: record.startOutcome, once: false };
 }
 
 export function isOneOf<T extends string>(values: readonly T[], value: string): value is T {
@@ -55,6 +63,8 @@ export class Schedules<R extends { id: number; name: string }, S extends string>
     private readonly settled: ReadonlySet<S>,
     /** The "since" of a resource never started. */
     private readonly loadedAt: number,
+    /** How the resource's next start will end, for the kinds that can be started. */
+    private readonly nextStartOf?: (record: R) => NextStart,
   ) {}
 
   list(now: number): ResourceLifecycle[] {
@@ -86,9 +96,10 @@ export class Schedules<R extends { id: number; name: string }, S extends string>
     const { kind, loadedAt } = this;
     const { id, name } = record;
     const steps = this.stepsOf(record);
-    if (!steps) return { kind, id, name, state: 'LOADED', isFinal: true, since: loadedAt };
+    const nextStart = this.nextStartOf ? { nextStart: this.nextStartOf(record) } : {};
+    if (!steps) return { kind, id, name, state: 'LOADED', isFinal: true, since: loadedAt, ...nextStart };
     const { state, since, next } = positionAt(steps, now);
-    return { kind, id, name, state, isFinal: this.settled.has(state), since, ...(next ? { next } : {}), settlesAt: steps[steps.length - 1].at };
+    return { kind, id, name, state, isFinal: this.settled.has(state), since, ...(next ? { next } : {}), settlesAt: steps[steps.length - 1].at, ...nextStart };
   }
 }
 
@@ -111,6 +122,8 @@ export abstract class ResourceStore<R extends { id: number; name: string; starte
       stepsOf: (record: R) => readonly Step<S>[] | undefined;
       /** States counted as final (or, for kinds without a final column, resting). */
       settled: ReadonlySet<S>;
+      /** How the record's next start will end. */
+      nextStart: (record: R) => NextStart;
     },
     records: readonly R[],
     protected readonly clock: Clock,
@@ -118,7 +131,7 @@ export abstract class ResourceStore<R extends { id: number; name: string; starte
     loadedAt: number,
   ) {
     for (const record of records) this.byId.set(record.id, record);
-    this.schedules = new Schedules(spec.kind, records, this.byId, spec.stepsOf, spec.settled, loadedAt);
+    this.schedules = new Schedules(spec.kind, records, this.byId, spec.stepsOf, spec.settled, loadedAt, spec.nextStart);
   }
 
   /** Starts the resource: plans its schedule from `at`. */

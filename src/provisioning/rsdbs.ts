@@ -13,7 +13,7 @@ const RSDB_SETTLED = new Set<RsdbState>(['LOADED', 'ALLOCATED_DATABASE', 'TERMIN
 /** Results databases: each one stands alone, with a single way its start can end. */
 export class RsdbStore extends ResourceStore<RsdbSeed, RsdbState, RsdbDurations> {
   constructor(rsdbs: RsdbSeed[], clock: Clock, timeScale: number, loadedAt: number) {
-    super({ kind: 'rsdb', what: 'RSDB', defaults: DEFAULT_RSDB_DURATIONS, stepsOf: (r) => r.launch?.steps, settled: RSDB_SETTLED }, rsdbs, clock, timeScale, loadedAt);
+    super({ kind: 'rsdb', what: 'RSDB', defaults: DEFAULT_RSDB_DURATIONS, stepsOf: (r) => r.launch?.steps, settled: RSDB_SETTLED, nextStart: () => ({ outcome: RSDB_START_OUTCOMES[0], once: false }) }, rsdbs, clock, timeScale, loadedAt);
     this.startSeeded(rsdbs, loadedAt, () => SEED_USER);
   }
 

@@ -23,6 +23,17 @@ export const ResourceLifecycleSchema = Type.Object(
     since: Type.Integer({ description: 'when the current state began' }),
     next: Type.Optional(StepSchema),
     settlesAt: Type.Optional(Type.Integer({ description: 'when the current schedule reaches its last step' })),
+    nextStart: Type.Optional(
+      Type.Object(
+        {
+          outcome: Type.String({ description: 'where the next start of this resource will end' }),
+          once: Type.Boolean({
+            description: 'true: chosen for the next start only (a scenario, the fixture’s nextStartOutcome or PUT .../next-start), used up by it; false: the resource’s startOutcome, which every start follows',
+          }),
+        },
+        { additionalProperties: false, description: 'grids, environments and RSDBs: how their next start will end' },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -99,6 +110,33 @@ export const ENVIRONMENT_START_OUTCOMES = [
 export type EnvironmentStartOutcome = (typeof ENVIRONMENT_START_OUTCOMES)[number];
 /** An RSDB has a single start outcome. */
 export const RSDB_START_OUTCOMES = ['ALLOCATED_DATABASE'] as const;
+
+/** The kinds of resource a start can be steered for (next-start, the fixtures' scenarios). */
+export const STARTABLE_KINDS = ['grid', 'environment', 'rsdb'] as const;
+export type StartableKind = (typeof STARTABLE_KINDS)[number];
+
+/** Every start outcome of each startable kind; the first is the success, and the default. */
+export const START_OUTCOMES: { readonly [K in StartableKind]: readonly string[] } = {
+  grid: GRID_START_OUTCOMES,
+  environment: ENVIRONMENT_START_OUTCOMES,
+  rsdb: RSDB_START_OUTCOMES,
+};
+
+/**
+ * The outcome of a resource's next start: PUT /_emulator/lifecycles/<kind>/<id>/next-start's
+ * body, and a fixture scenario's `nextStart`, so that one can be copied into the other.
+ */
+export const NextStartBodySchema = Type.Object(
+  {
+    outcome: Type.String({
+      description: STARTABLE_KINDS.map((kind) => {
+        const outcomes = START_OUTCOMES[kind];
+        return `${kind}: ${outcomes.map((o, i) => (i === 0 && outcomes.length > 1 ? `${o} (success)` : o)).join(', ')}`;
+      }).join('; '),
+    }),
+  },
+  { additionalProperties: false },
+);
 
 // ---------------------------------------------------------------------------------------
 // Runtime records shared by the fixtures (seed) and the exported state

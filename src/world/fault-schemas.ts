@@ -6,6 +6,20 @@ import { MAX_MATCHED_PATH_LENGTH, MAX_PATH_PATTERN_LENGTH } from '../core/path-p
  * FaultStore keeps. Here, beside the store, so that the world needs nothing from the HTTP face.
  */
 
+/** The longest delay a rule may add: five minutes. */
+export const MAX_LATENCY_MS = 300_000;
+
+/**
+ * Which requests a rule may strike: `app` (the default) only the emulated interfaces (every
+ * path outside the emulator's own: not /_emulator, its health check, dashboard and pages, nor
+ * the home page); `all` those too, except the fault routes themselves, so a rule can always
+ * be removed.
+ */
+export const FaultScopeSchema = Type.Union([Type.Literal('app'), Type.Literal('all')], {
+  description: "app (default): the emulated interfaces only; all: the emulator's own paths too (/_emulator, its health check, dashboard and pages), except the fault routes",
+});
+export type FaultScope = Static<typeof FaultScopeSchema>;
+
 const FaultIdSchema = Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'letters, digits, _ . -' });
 
 const FaultHeaderSchema = Type.Object(
@@ -18,12 +32,19 @@ const FaultHeaderSchema = Type.Object(
 
 const ResponseHeadersSchema = Type.Record(Type.String(), Type.String(), { description: 'extra response headers, e.g. Retry-After' });
 
+const LATENCY_MS = Type.Integer({ minimum: 0, maximum: MAX_LATENCY_MS });
+
+/** A fixed delay, or a range from which each fire draws one from the rule's seed. */
+const LatencyInputSchema = Type.Union([LATENCY_MS, Type.Object({ min: LATENCY_MS, max: LATENCY_MS }, { additionalProperties: false })], {
+  description: `delay the request by this many real ms, then serve it; or {min, max}: a delay drawn for each fire from the rule's seed, min and max included (at most ${MAX_LATENCY_MS})`,
+});
+
 export const FaultActionInputSchema = Type.Object(
   {
     status: Type.Optional(Type.Integer({ minimum: 200, maximum: 599, description: 'answer this status instead of the route' })),
     body: Type.Optional(Type.Unknown({ description: 'JSON body of the status answer (default: the error body)' })),
     headers: Type.Optional(ResponseHeadersSchema),
-    latencyMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 300_000, description: 'delay the request by this many real ms, then serve it' })),
+    latencyMs: Type.Optional(LatencyInputSchema),
     drop: Type.Optional(Type.Literal(true, { description: 'close the connection without an answer' })),
   },
   { additionalProperties: false, description: 'exactly one of status (with optional body, headers), latencyMs, drop' },
@@ -45,6 +66,7 @@ export const FaultRuleInputSchema = Type.Object(
     untilMs: Type.Optional(Type.Integer({ minimum: 1, description: 'fire only for this long after creation (emulated ms)' })),
     probability: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'chance that a match fires (default 1)' })),
     seed: Type.Optional(Type.Integer({ description: 'seed of the rule’s random draws (default: random, reported back)' })),
+    scope: Type.Optional(FaultScopeSchema),
   },
   { additionalProperties: false },
 );
@@ -52,7 +74,10 @@ export type FaultRuleInput = Static<typeof FaultRuleInputSchema>;
 
 export const FaultActionSchema = Type.Union([
   Type.Object({ status: Type.Integer(), body: Type.Optional(Type.Unknown()), headers: Type.Optional(ResponseHeadersSchema) }, { additionalProperties: false }),
-  Type.Object({ latencyMs: Type.Integer() }, { additionalProperties: false }),
+  Type.Object(
+    { latencyMs: Type.Union([Type.Integer(), Type.Object({ min: Type.Integer(), max: Type.Integer() }, { additionalProperties: false })]) },
+    { additionalProperties: false },
+  ),
   Type.Object({ drop: Type.Literal(true) }, { additionalProperties: false }),
 ]);
 export type FaultAction = Static<typeof FaultActionSchema>;
@@ -70,6 +95,7 @@ export const FaultRuleSchema = Type.Object(
     expiresAt: Type.Optional(Type.Integer({ description: 'emulated epoch ms after which the rule no longer fires' })),
     probability: Type.Number(),
     seed: Type.Integer(),
+    scope: FaultScopeSchema,
     createdAt: Type.Integer(),
     matched: Type.Integer({ description: 'requests that matched method, path and header' }),
     fired: Type.Integer({ description: 'matches that the rule acted on' }),

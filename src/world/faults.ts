@@ -3,7 +3,8 @@ import { validateHeaderName, validateHeaderValue } from 'node:http';
 import type { Clock } from '../core/clock.js';
 import { conflicting, invalid } from '../core/errors.js';
 import { MAX_MATCHED_PATH_LENGTH, MAX_REGEX_PROGRAM_SIZE, RegexSet, compilePathPattern, type PathMatcher, type RegexPattern } from '../core/path-patterns.js';
-import type { FaultAction, FaultRule, FaultRuleInput } from './fault-schemas.js';
+import { DomainError } from '../core/errors.js';
+import type { FaultAction, FaultRule, FaultRuleInput, FaultScope } from './fault-schemas.js';
 
 /**
  * mulberry32: a tiny PRNG with a 32-bit state. Each rule owns one, seeded from the rule, so
@@ -27,14 +28,23 @@ export interface FaultVerdict {
   /** Ids of the rules that fired. */
   ruleIds: string[];
   /** The first matching status or drop rule, if any: it answers instead of the route. */
-  answer?: { ruleId: string; action: Exclude<FaultAction, { latencyMs: number }> };
+  answer?: { ruleId: string; action: Exclude<FaultAction, { latencyMs: unknown }> };
 }
+
+/**
+ * Where a request lies, as the router matched it: `app` for the emulated interfaces (and paths
+ * no route serves outside the emulator's own), `own` for the emulator's own paths (the control
+ * API, health, dashboard, pages), `exempt` for the fault routes, which no rule ever strikes.
+ */
+export type FaultTarget = 'app' | 'own' | 'exempt';
 
 export interface RequestFacts {
   method: string;
   /** The path as sent, without the query string. */
   path: string;
   headers: Record<string, string | string[] | undefined>;
+  /** Default `app`. */
+  target?: FaultTarget;
 }
 
 interface LiveRule {
@@ -55,6 +65,8 @@ export class FaultStore {
   /** The regular expressions of the rules, in one automaton; undefined when there are none. */
   private regexes?: RegexSet;
   private regexSize = 0;
+  /** Rules with scope `all`: without any, the emulator's own requests need no judging. */
+  private allScoped = 0;
 
   constructor(private readonly clock: Clock) {}
 
@@ -73,6 +85,7 @@ export class FaultStore {
     const action = normaliseAction(input.action);
     const now = this.clock.now();
     const seed = input.seed ?? randomInt(0, 2 ** 31);
+    const scope: FaultScope = input.scope ?? 'app';
     const rule: FaultRule = {
       id,
       method: (input.method ?? '*').toUpperCase(),
@@ -83,6 +96,7 @@ export class FaultStore {
       ...(input.untilMs !== undefined ? { untilMs: input.untilMs, expiresAt: now + input.untilMs } : {}),
       probability: input.probability ?? 1,
       seed,
+      scope,
       createdAt: now,
       matched: 0,
       fired: 0,
@@ -91,7 +105,83 @@ export class FaultStore {
     const live: LiveRule = { rule, random: mulberry32(seed), ...('glob' in pattern ? { glob: pattern.glob } : { regex: { ...pattern.regex, index: -1 } }) };
     this.rules.push(live);
     if (live.regex) this.rebuildRegexes();
+    if (scope === 'all') this.allScoped++;
     return { ...rule };
+  }
+
+  /**
+   * Adds every rule of a state (the fixtures' `faults`, an imported or saved state's), in
+   * order, replacing a rule already held under the same id; the others stay. All or nothing:
+   * when one is refused, nothing changes and its error names it by its place in the list.
+   */
+  addAll(inputs: readonly FaultRuleInput[], where = '$.faults'): void {
+    if (inputs.length === 0) return;
+    const before = { rules: this.rules, regexSize: this.regexSize, allScoped: this.allScoped, counter: this.counter };
+    const replaced = new Set(inputs.map((input) => input.id).filter((id) => id !== undefined));
+    this.rules = this.rules.filter((live) => !replaced.has(live.rule.id));
+    this.recount();
+    try {
+      inputs.forEach((input, i) => {
+        try {
+          this.add(input);
+        } catch (err) {
+          throw err instanceof DomainError ? new DomainError(err.kind, `${where}[${i}]${inFixture(err.message)}`) : err;
+        }
+      });
+    } catch (err) {
+      Object.assign(this, before);
+      this.rebuildRegexes();
+      throw err;
+    }
+  }
+
+  /**
+   * Every rule that can still fire, as a rule to add again (the `faults` section of an
+   * export): what is left of its `times` and of its `untilMs`, the same seed. A rule added
+   * from it starts its draws afresh, and its counts from zero.
+   */
+  export(): FaultRuleInput[] {
+    const now = this.clock.now();
+    const out: FaultRuleInput[] = [];
+    for (const { rule } of this.rules) {
+      if (!isActive(rule, now)) continue;
+      out.push({
+        id: rule.id,
+        method: rule.method,
+        path: rule.path,
+        ...(rule.header ? { header: { ...rule.header } } : {}),
+        action: structuredClone(rule.action),
+        ...(rule.remaining !== undefined ? { times: rule.remaining } : {}),
+        ...(rule.expiresAt !== undefined ? { untilMs: rule.expiresAt - now } : {}),
+        probability: rule.probability,
+        seed: rule.seed,
+        scope: rule.scope,
+      });
+    }
+    return out;
+  }
+
+  /**
+   * What is wrong with a list of rules as a state holds them, each problem handed to
+   * `problem` prefixed by its place (`$.faults[2].path: ...`): the checks of add(), and the
+   * limits of all the rules together. More rules than a world may hold is one problem, found
+   * without looking at each.
+   */
+  static check(inputs: readonly FaultRuleInput[], clock: Clock, problem: (text: () => string) => void): void {
+    if (inputs.length > MAX_RULES) {
+      problem(() => `$.faults: ${inputs.length} rules, more than the ${MAX_RULES} a world may hold`);
+      return;
+    }
+    const trial = new FaultStore(clock);
+    inputs.forEach((input, i) => {
+      try {
+        // Ids are checked for duplicates by the state format, which names both places.
+        trial.add({ ...input, id: `#${i}`, seed: input.seed ?? 0 });
+      } catch (err) {
+        if (!(err instanceof DomainError)) throw err;
+        problem(() => `$.faults[${i}]${inFixture(err.message)}`);
+      }
+    });
   }
 
   list(): FaultRule[] {
@@ -116,13 +206,21 @@ export class FaultStore {
     if (!gone) return false;
     this.rules = this.rules.filter((r) => r !== gone);
     if (gone.regex) this.rebuildRegexes();
+    if (gone.rule.scope === 'all') this.allScoped--;
     return true;
   }
 
   clear(): void {
     this.rules = [];
     this.counter = 0;
+    this.allScoped = 0;
     this.rebuildRegexes();
+  }
+
+  /** Whether a request of this target could meet a rule at all (cheap; no facts needed). */
+  mayStrike(target: FaultTarget): boolean {
+    if (target === 'app') return this.rules.length > 0;
+    return target === 'own' && this.allScoped > 0;
   }
 
   /** Whether there are no rules at all (active or not): then no request needs judging. */
@@ -138,7 +236,8 @@ export class FaultStore {
    */
   judge(facts: RequestFacts): FaultVerdict {
     const verdict: FaultVerdict = { latencyMs: 0, ruleIds: [] };
-    if (this.rules.length === 0 || facts.path.length > MAX_MATCHED_PATH_LENGTH) return verdict;
+    const target = facts.target ?? 'app';
+    if (!this.mayStrike(target) || facts.path.length > MAX_MATCHED_PATH_LENGTH) return verdict;
     const now = this.clock.now();
     const method = facts.method.toUpperCase();
     // Every regular expression is matched in the same pass, the first time one is needed.
@@ -146,6 +245,7 @@ export class FaultStore {
     for (const live of this.rules) {
       const { rule } = live;
       if (!isActive(rule, now)) continue;
+      if (target === 'own' && rule.scope !== 'all') continue;
       const isAnswer = !('latencyMs' in rule.action);
       if (isAnswer && verdict.answer) continue;
       if (rule.method !== '*' && rule.method !== method) continue;
@@ -161,10 +261,15 @@ export class FaultStore {
       rule.fired++;
       if (rule.remaining !== undefined) rule.remaining--;
       verdict.ruleIds.push(rule.id);
-      if ('latencyMs' in rule.action) verdict.latencyMs += rule.action.latencyMs;
+      if ('latencyMs' in rule.action) verdict.latencyMs += drawLatency(rule.action.latencyMs, live.random);
       else verdict.answer = { ruleId: rule.id, action: rule.action };
     }
     return verdict;
+  }
+
+  private recount(): void {
+    this.allScoped = this.rules.filter((live) => live.rule.scope === 'all').length;
+    this.rebuildRegexes();
   }
 
   private rebuildRegexes(): void {
@@ -180,6 +285,21 @@ export class FaultStore {
     while (this.rules.some((r) => r.rule.id === id));
     return id;
   }
+}
+
+/**
+ * One delay of a latency action: the fixed number, or a whole number of ms from min to max
+ * (both included) drawn from the rule's own generator, so a seed repeats the same delays.
+ */
+export function drawLatency(latency: number | { min: number; max: number }, random: () => number): number {
+  if (typeof latency === 'number') return latency;
+  return latency.min + Math.floor(random() * (latency.max - latency.min + 1));
+}
+
+/** A message of add() as a fixture or state names the field: "body field 'path': x" -> ".path: x". */
+function inFixture(message: string): string {
+  const field = /^body field '([^']+)':? /.exec(message);
+  return field ? `.${field[1]}: ${message.slice(field[0].length)}` : `: ${message}`;
 }
 
 function isActive(rule: FaultRule, now: number): boolean {
@@ -225,7 +345,12 @@ function normaliseAction(action: FaultRuleInput['action']): FaultAction {
   if (action.body !== undefined || action.headers !== undefined) {
     throw invalid("body field 'action': body and headers go with status only");
   }
-  if (action.latencyMs !== undefined) return { latencyMs: action.latencyMs };
+  if (action.latencyMs !== undefined) {
+    const latency = action.latencyMs;
+    if (typeof latency === 'number') return { latencyMs: latency };
+    if (latency.min > latency.max) throw invalid(`body field 'action.latencyMs': min (${latency.min}) is above max (${latency.max})`);
+    return { latencyMs: { min: latency.min, max: latency.max } };
+  }
   if (action.drop !== true) throw invalid("body field 'action.drop': must be true");
   return { drop: true };
 }

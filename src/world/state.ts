@@ -65,10 +65,33 @@ function throwProblems(where: string, { listed, total }: { listed: string[]; tot
 export type StateOfList<L extends readonly AnyInterfaceModel[]> = Static<StateSchemaOf<L>>;
 
 /** The state format of a list of interfaces: their sections, in the order of the list. */
-/** The schema of the whole state of a list of interfaces. */
+/** The schema of the whole state of a list of interfaces (and of the world's own sections `X`). */
 export type StateSchemaOf<L extends readonly AnyInterfaceModel[]> = TObject<{ $schema: TOptional<TString> } & SectionSchemasOf<L>>;
 
-export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: L): StateFormat<StateSchemaOf<L>> {
+/**
+ * The sections of the state that belong to the world rather than to an interface (its fault
+ * rules, the scenarios applied to its resources), after the interfaces' own.
+ */
+export interface WorldSections {
+  /** Each a `Type.Array(..., { default: [] })`. */
+  readonly schemas: Readonly<Record<string, TSchema>>;
+  /** Per section, the identity of an entry: duplicates are refused, naming both places. */
+  readonly keys: Readonly<Record<string, (item: never) => string | number>>;
+  /** Problems a schema cannot see, given the identities of every section (see InterfaceModel.references). */
+  readonly problems?: (state: Record<string, unknown>, keys: Record<SectionName, SectionKeys>, problem: (text: () => string) => void) => void;
+  /**
+   * Applies the sections to the rest of a valid state, in place, once it is checked (a
+   * scenario sets what its resource's next start does). The state is the caller's own copy.
+   */
+  readonly apply?: (state: Record<string, unknown>) => void;
+}
+
+/**
+ * The state format of a list of interfaces, and of the world's own sections when given (the
+ * schema's type then names the interfaces' sections only: the caller that adds sections
+ * types them).
+ */
+export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: L, world?: WorldSections): StateFormat<StateSchemaOf<L>> {
   type S = Static<StateSchemaOf<L>>;
   const sections: Record<string, TSchema> = {};
   const keyOf: Record<string, (item: never) => string | number> = {};
@@ -78,6 +101,11 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
       sections[name] = i.sections[name];
       keyOf[name] = i.keys[name];
     }
+  }
+  for (const name of Object.keys(world?.schemas ?? {})) {
+    if (name in sections || name === '$schema') throw new Error(`the world's section '${name}' is already a section of the state`);
+    sections[name] = world!.schemas[name];
+    keyOf[name] = world!.keys[name];
   }
   const sectionNames: readonly SectionName[] = Object.freeze(Object.keys(sections));
   const schema = Type.Object(
@@ -90,6 +118,7 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
   /** References to things that do not exist, given the identities of every section: each interface checks its own. */
   const referenceProblems = (state: S, keys: Record<SectionName, SectionKeys>, problem: (text: () => string) => void): void => {
     for (const i of interfaces) i.references?.(state, keys, problem);
+    world?.problems?.(state as Record<string, unknown>, keys, problem);
   };
 
   /**
@@ -115,6 +144,7 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
   const parse: ParseState<S> = (data, where, { owned = false } = {}) => {
     const state = validate(schema, { ...empty(), ...(data as object) }, where, { owned }) as S;
     throwProblems(where, consistencyProblems(state));
+    world?.apply?.(state as Record<string, unknown>);
     return state;
   };
 
@@ -140,6 +170,7 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
     const { problem, result } = problemList();
     referenceProblems(state as S, origins, problem);
     throwProblems(dir, result());
+    world?.apply?.(state);
     return state as S;
   };
 

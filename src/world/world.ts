@@ -2,6 +2,7 @@ import type { Config } from '../config.js';
 import { EmulatorClock, type ControllableClock } from '../core/clock.js';
 import type { AnyInterfaceModel, StoresOf } from '../core/interface.js';
 import { FaultStore } from './faults.js';
+import type { FaultRuleInput } from './fault-schemas.js';
 import { Journal, journalBudgetOf } from './journal.js';
 import type { SectionName, State as AnyState, StateOfList } from './state.js';
 import type { StateSnapshot } from './export-stream.js';
@@ -19,7 +20,10 @@ import type { ObjectViews } from '../core/objects.js';
  */
 export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfaceModel[], State = StateOfList<L>> {
   private current: StoresOf<L>;
-  /** Fault-injection rules of the control API; they outlive an import, not a reset. */
+  /**
+   * Fault-injection rules: the state's `faults` section (the seed's, a state file's), and the
+   * control API's. A reset brings back the seed's alone; an import adds its own to the rest.
+   */
   readonly faults: FaultStore;
   /** The last requests served; bounded by JOURNAL_SIZE. */
   readonly journal: Journal;
@@ -45,6 +49,7 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
   ) {
     this.current = this.build(initial);
     this.faults = new FaultStore(clock);
+    this.faults.addAll(faultsOf(initial));
     this.journal = new Journal(
       config.journalSize,
       {
@@ -104,6 +109,8 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
     this.clock.setScale(this.startClock.scale);
     this.clock.setFrozen(this.startClock.frozen);
     this.faults.clear();
+    // The seed's rules, checked when the seed was read, start again with fresh counts and seeds' draws.
+    this.faults.addAll(faultsOf(this.seed));
     this.journal.clear();
   }
 
@@ -117,16 +124,30 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
     return new World<L, State>(this.interfaces, this.seed, clock, this.config, state as State | undefined, name);
   }
 
-  /** Replaces the whole state (already validated; kept, and never changed). */
+  /**
+   * Replaces the whole state (already validated; kept, and never changed). The state's fault
+   * rules are added to the world's, each replacing one of the same id; when they cannot be
+   * (the limits of all rules together), nothing changes.
+   */
   replace(state: State): void {
+    this.faults.addAll(faultsOf(state));
     this.current = this.build(state);
   }
 
-  /** The whole state in the fixture format. */
+  /**
+   * The whole state in the fixture format: the world's fault rules that can still fire, as
+   * rules to add; no scenarios, whose outcomes are in their resources (`nextStartOutcome`).
+   */
   exportState(): State {
     const state: Record<string, unknown> = {};
     for (const i of this.interfaces) Object.assign(state, i.state.export(this.storeOf(i)));
+    Object.assign(state, this.worldSections());
     return structuredClone(state) as State;
+  }
+
+  /** The sections of the state that are the world's own, not an interface's. */
+  private worldSections(): { faults: FaultRuleInput[]; scenarios: never[] } {
+    return { faults: this.faults.export(), scenarios: [] };
   }
 
   /**
@@ -142,6 +163,8 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
       Object.assign(sections, taken.sections);
       if (taken.release) releases.push(taken.release);
     }
+    // Copies already (and small: at most MAX_RULES rules).
+    for (const [name, items] of Object.entries(this.worldSections())) sections[name] = { items };
     return { sections: sections as StateSnapshot['sections'], release: () => releases.forEach((release) => release()) };
   }
 
@@ -195,4 +218,9 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
     for (const i of this.interfaces) if (i.objects) Object.assign(views, i.objects(stores[i.name]));
     return stores as StoresOf<L>;
   }
+}
+
+/** The fault rules a state holds (none for a state of a list without the `faults` section). */
+function faultsOf(state: unknown): readonly FaultRuleInput[] {
+  return ((state as { faults?: FaultRuleInput[] }).faults ?? []) as readonly FaultRuleInput[];
 }

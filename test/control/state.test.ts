@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { AUTH, T0, authSeed, makeApp, makeDemoApp } from '../helpers/app.js';
 import { environment, grid, rsdb, seed } from '../provisioning/seed.js';
-import { SECTION_NAMES } from '../../src/state.js';
+import { INTERFACE_SECTION_NAMES } from '../../src/state.js';
 
 const REPO = '/concerto/services/rest/RepositoryService/v1';
 const CLOUD = '/concerto/services/rest/CloudService/v1';
@@ -16,7 +16,7 @@ const exportState = async () => {
   expect(res.statusCode).toBe(200);
   return res.json();
 };
-const countsOf = (state: Record<string, unknown[]>) => Object.fromEntries(SECTION_NAMES.map((name) => [name, state[name].length]));
+const countsOf = (state: Record<string, unknown[]>) => Object.fromEntries(INTERFACE_SECTION_NAMES.map((name) => [name, state[name].length]));
 const logIn = () => app.inject({ method: 'PUT', url: `${REPO}/Tokens`, payload: { apiToken: 'tester-api-token' } });
 
 describe('GET /_emulator/health', () => {

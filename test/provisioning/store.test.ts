@@ -282,9 +282,9 @@ describe('lifecycles and nextTransitionAt', () => {
     await open({ grids: [grid()], rsdbs: [rsdb()], environments: [environment()] });
     const before = store().lifecycles().resources;
     expect(before).toEqual([
-      { kind: 'grid', id: 101, name: 'Test Grid', state: 'LOADED', isFinal: true, since: T0 },
-      { kind: 'rsdb', id: 201, name: 'Results DB', state: 'LOADED', isFinal: true, since: T0 },
-      { kind: 'environment', id: 301, name: 'Staging Environment', state: 'LOADED', isFinal: true, since: T0 },
+      { kind: 'grid', id: 101, name: 'Test Grid', state: 'LOADED', isFinal: true, since: T0, nextStart: { outcome: 'CHECKED', once: false } },
+      { kind: 'rsdb', id: 201, name: 'Results DB', state: 'LOADED', isFinal: true, since: T0, nextStart: { outcome: 'ALLOCATED_DATABASE', once: false } },
+      { kind: 'environment', id: 301, name: 'Staging Environment', state: 'LOADED', isFinal: true, since: T0, nextStart: { outcome: 'RUNNING', once: false } },
     ]);
     expect(store().nextTransitionAt()).toBeUndefined();
 
@@ -295,6 +295,7 @@ describe('lifecycles and nextTransitionAt', () => {
       kind: 'grid', id: 101, name: 'Test Grid', state: 'ALLOCATING', isFinal: false, since: T0 + 1000,
       next: { state: 'ALLOCATED', at: T0 + 1000 + D.allocating },
       settlesAt: T0 + 1000 + CHECKED_AT,
+      nextStart: { outcome: 'CHECKED', once: false },
     });
     const servers = store().lifecycles().resources.filter((r) => r.kind === 'cloudServer');
     expect(servers.map((s) => [s.id, s.state, s.isFinal])).toEqual([[58201, 'PENDING', false], [58202, 'PENDING', false], [58203, 'PENDING', false]]);

@@ -7,13 +7,15 @@ import { PATHS } from './paths.js';
 import { act } from './refresh.js';
 
 let faultsShown = '';
+/** A fixed delay, or a range each fire draws from ({min, max}). */
+const latency = (ms) => (typeof ms === 'number' ? ms : `${ms.min}–${ms.max}`);
 export function renderFaults() {
   const key = JSON.stringify(model.faults);
   if (key === faultsShown) return;
   faultsShown = key;
   const body = $('#faults tbody');
   const does = (action) =>
-    'status' in action ? `answer ${action.status}` : 'latencyMs' in action ? `+${action.latencyMs} ms` : 'drop the connection';
+    'status' in action ? `answer ${action.status}` : 'latencyMs' in action ? `+${latency(action.latencyMs)} ms` : 'drop the connection';
   body.replaceChildren(
     ...(model.faults.length
       ? model.faults.map((rule) =>
