@@ -76,6 +76,8 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard details', () => {
     await waitForText(page.locator('#clock-time'), '15:00:00');
     await page.locator('article[data-alert="demo-alert"] button[name=fire]').click();
     await waitForText(page.locator('article[data-alert="demo-alert"]'), 'last fired 2026-11-22 15:00:00');
+    // The page's own request (the fire) shows in its journal when asked for.
+    await page.locator('#journal-filter input[name=include]').check();
     await waitForText(page.locator('#journal tbody tr').first(), '15:00:00');
 
     // Fields whose display follows the browser's locale (en-US: "11/22/2026, 03:00:00 PM") are not used.
