@@ -226,8 +226,9 @@ async function readEvents(body, signal) {
     const { value, done } = await reader.read();
     if (done) return;
     buffer += value;
-    // Blocks end with a blank line; CR LF and CR count as line ends too.
-    buffer = buffer.replace(/\r\n?/g, '\n');
+    // Blocks end with a blank line; CR LF and CR count as line ends too (a CR that ends a
+    // chunk waits for the next one, which may start with its LF).
+    buffer = buffer.replace(/\r\n|\r(?=[^\n])/g, '\n');
     let end;
     while ((end = buffer.indexOf('\n\n')) >= 0) {
       const block = buffer.slice(0, end);

@@ -20,6 +20,8 @@ interface FakeStream {
   connects: Array<Record<string, string | string[] | undefined>>;
   send(type: string, data?: Record<string, unknown>): number;
   comment(text: string): void;
+  /** Writes text as it is, for line ends and chunks a server may choose. */
+  raw(text: string): void;
   /** Ends every open connection, as a restarting server would. */
   drop(): void;
 }
@@ -48,6 +50,7 @@ function fakeEventStream(app: FastifyInstance): FakeStream {
       return id;
     },
     comment: (text) => write(`: ${text}\n\n`),
+    raw: write,
     drop() {
       for (const response of [...open]) response.end();
     },
@@ -136,7 +139,10 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard follows the event stream', () => 
     await waitForText(page.locator('#clock-time'), '10:00:00');
     stream.send('clock.changed', { at: later, rate: 60, frozen: false });
     await waitForText(page.locator('#clock-mode'), '×60');
-    stream.send('clock.changed', { at: later, rate: 60, frozen: true });
+    // CR LF line ends, and a block cut across two writes (a CR and its LF apart).
+    stream.raw(`id: 90\r\nevent: clock.changed\r\ndata: ${JSON.stringify({ id: 90, type: 'clock.changed', at: later, rate: 60, frozen: true })}\r`);
+    await new Promise((r) => setTimeout(r, 100));
+    stream.raw('\n\r\n');
     await waitForText(page.locator('#clock-mode'), 'frozen');
     await settle();
     // No read of the clock: the events said it all. A clock change may end a composition's
