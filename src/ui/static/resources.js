@@ -145,8 +145,7 @@ export async function readOutcomes() {
  */
 export function nextStartText(kind, position) {
   if (!startable(kind, position)) return '';
-  const configured = model.outcomes.get(positionKey(kind, position.id));
-  const outcome = configured?.next ?? configured?.start;
+  const outcome = configuredOutcome(kind, position.id);
   const table = model.lifecycles?.tables?.[kind]?.start;
   if (!outcome || !table || Array.isArray(table)) return '';
   // The first outcome of each table is the success (GET /_emulator/lifecycles).
@@ -154,6 +153,12 @@ export function nextStartText(kind, position) {
   const end = table[outcome]?.at(-1)?.state ?? outcome;
   return family(end, true, STATES) === 'failed' ? `next start: fails (${outcome})` : `next start: ${outcome}`;
 }
+
+/** The outcome the next start is set to end in: the one chosen for it, else the fixture's. */
+const configuredOutcome = (kind, id) => {
+  const configured = model.outcomes.get(positionKey(kind, id));
+  return configured?.next ?? configured?.start;
+};
 
 const startable = (kind, position) => position.isFinal && (kind === 'grid' || !['RUNNING', 'ALLOCATED_DATABASE'].includes(position.state));
 
@@ -167,7 +172,7 @@ const paths = new Map();
 
 function progressLine(kind, position) {
   const key = positionKey(kind, position.id);
-  const path = pathOf(model.lifecycles?.tables?.[kind], position, paths.get(key));
+  const path = pathOf(model.lifecycles?.tables?.[kind], position, paths.get(key), configuredOutcome(kind, position.id));
   paths.set(key, path);
   const { rows, current } = path;
   const fam = family(position.state, position.isFinal, STATES);

@@ -212,6 +212,8 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard before a start, and for an audien
     expect(set.statusCode).toBe(200);
     await page.goto(served.url);
     await waitForText(grid(101).locator('.next-start'), 'next start: fails (ALLOCATE_FAILED)');
+    // The progress line ahead is that start's.
+    await waitForText(grid(101).locator('.progress li').last(), 'ALLOCATE_FAILED');
     // A grid that starts as usual says nothing; one whose fixture sets another outcome says so.
     await waitForText(grid(102).locator('header .badge'), 'CHECKED');
     expect(await grid(102).locator('.next-start').isHidden()).toBe(true);
