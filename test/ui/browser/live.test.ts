@@ -32,7 +32,7 @@ function fakeEventStream(app: FastifyInstance): FakeStream {
   const connects: FakeStream['connects'] = [];
   let id = 0;
   app.get('/_emulator/events', { schema: { hide: true } }, (request, reply) => {
-    connects.push({ ...request.headers });
+    connects.push({ ...request.headers, sandbox: request.sandbox ?? undefined });
     reply.hijack();
     reply.raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     reply.raw.write(': connected\n\n');
@@ -186,6 +186,14 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard follows the event stream', () => 
     expect(shown).not.toContain('/Tokens');
     const all = (await served.app.inject({ url: '/_emulator/journal?include=dashboard&limit=500' })).json();
     expect(all.entries.some((e: { path: string }) => e.path.endsWith('/Objects/domain'))).toBe(true);
+  });
+
+  it("opens its sandbox's stream when it drives a sandbox", async () => {
+    const before = stream.connects.length;
+    await page.goto(served.url.replace('/_emulator/ui/', '/sandbox/w1/_emulator/ui/'));
+    await waitForText(stateOf(grid(101)), 'LOADED');
+    await waitUntil('the page opens the stream', async () => stream.connects.length > before);
+    expect(stream.connects.at(-1)?.sandbox).toBe('w1');
   });
 });
 
