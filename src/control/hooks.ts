@@ -6,6 +6,7 @@ import { DomainError, missing } from '../core/errors.js';
 import { STATUS_OF } from '../http/errors.js';
 import { refuseUndecodable, requestArea } from '../http/areas.js';
 import type { FaultTarget, FaultVerdict } from '../world/faults.js';
+import { fromDashboard } from '../world/journal.js';
 import type { StateFileWriter } from '../world/persistence.js';
 import { stopwatch } from '../core/clock.js';
 import { errorBody, sendError } from '../http/errors.js';
@@ -62,7 +63,9 @@ export function installControlHooks(app: FastifyInstance): void {
       injectFaults(request, reply, emulator, target, done);
       return;
     }
-    injectFaults(request, reply, emulator, 'app', done);
+    // The dashboard's own reads of the interfaces are judged as the emulator's own paths:
+    // only a rule of scope `all` reaches them.
+    injectFaults(request, reply, emulator, fromDashboard(request.headers) ? 'own' : 'app', done);
   });
 
   // The journal records an answer when it is sent, not when the socket has taken it all (an

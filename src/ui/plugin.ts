@@ -15,6 +15,7 @@ import { ACCEPTED_IN, INSTANCE_FAMILIES } from '../compositions/lifecycles.js';
 import { refuseOtherMethods } from '../http/routing.js';
 import { codeRoot, packageRoot } from '../core/package-root.cjs';
 import { SANDBOX_NAME, SANDBOX_NAME_RULE } from '../world/sandboxes.js';
+import type { Demo } from '../world/state.js';
 
 export const UI_PREFIX = PATHS.ui;
 
@@ -74,13 +75,16 @@ export interface PageSettings {
   states: { failed: readonly string[]; terminated: readonly string[]; noTeardown: readonly string[] };
   /** Composition instances: the states each command is accepted in, and the colour families of their states. */
   instances: { acceptedIn: Readonly<Record<string, readonly string[]>>; families: Readonly<Record<string, readonly string[]>> };
+  /** The demo the seed's fixtures describe (their `demo` part), for the presenter view; absent when they name none. */
+  demo?: Demo;
 }
 
 /**
  * What the page needs to know of the server's layout: every path prefix, who may call what
  * under it, and how sandboxes are named. The page reads this instead of keeping its own copy.
+ * `demo`: the title the seed's fixtures give the demo.
  */
-export function pageSettings(): PageSettings {
+export function pageSettings(demo?: Demo): PageSettings {
   const interfaces = INTERFACES.map(({ name, prefix, label }) => ({ name, prefix, label }));
   return {
     paths: PATHS,
@@ -91,7 +95,18 @@ export function pageSettings(): PageSettings {
     // What the state badges and the Terminate button need to know, from the server's own constants.
     states: { ...STATE_FAMILIES, noTeardown: NO_TEARDOWN_STATES },
     instances: { acceptedIn: ACCEPTED_IN, families: INSTANCE_FAMILIES },
+    ...(demo ? { demo } : {}),
   };
+}
+
+interface Settings {
+  body: Buffer;
+  tag: string;
+}
+
+function settingsOf(demo?: Demo): Settings {
+  const body = Buffer.from(JSON.stringify(pageSettings(demo)));
+  return { body, tag: `"${createHash('sha1').update(body).digest('base64url')}"` };
 }
 
 const FileParamsSchema = Type.Object({ file: Type.String({ description: 'name of a file of the page' }) });
@@ -123,12 +138,19 @@ export const uiRoutes: FastifyPluginAsyncTypebox<{ dir?: string }> = async (app,
     },
   );
 
-  const settings = Buffer.from(JSON.stringify(pageSettings()));
-  const settingsTag = `"${createHash('sha1').update(settings).digest('base64url')}"`;
+  // Made once per seed: the world's seed gives the demo's title.
+  const plain = settingsOf();
+  const bySeed = new WeakMap<object, Settings>();
   /** GET /_emulator/ui/paths.json: the prefixes and access rules, from the table the server itself uses. */
-  app.get('/paths.json', { schema: { hide: true, response: { 200: SettingsSchema, 304: Type.Null() } } }, async (request, reply) =>
-    sendBuffer(settings, 'application/json; charset=utf-8', settingsTag, request, reply),
-  );
+  app.get('/paths.json', { schema: { hide: true, response: { 200: SettingsSchema, 304: Type.Null() } } }, async (request, reply) => {
+    const seed = request.world?.seedState;
+    let settings = plain;
+    if (seed?.demo) {
+      settings = bySeed.get(seed) ?? settingsOf(seed.demo);
+      bySeed.set(seed, settings);
+    }
+    return sendBuffer(settings.body, 'application/json; charset=utf-8', settings.tag, request, reply);
+  });
 
   /** GET /_emulator/ui/<file>: the page's scripts, style sheet and icon. */
   app.get(

@@ -39,6 +39,11 @@ export const JournalRecordSchema = Type.Object(
 );
 export type JournalRecord = Static<typeof JournalRecordSchema>;
 
+/** The dashboard marks its requests (X-Emulator-Client: dashboard); they are left out unless asked for. */
+const IncludeSchema = Type.Literal('dashboard', {
+  description: "'dashboard': also the requests the dashboard marked as its own (X-Emulator-Client: dashboard), which are left out otherwise",
+});
+
 const StatusFilterSchema = Type.String({ pattern: '^([0-9]{1,3}|[1-5]xx)$', description: 'an exact status (503) or a class (5xx)' });
 
 export const JournalQuerySchema = Type.Object(
@@ -48,6 +53,7 @@ export const JournalQuerySchema = Type.Object(
     status: Type.Optional(StatusFilterSchema),
     limit: Type.Optional(Type.Integer({ minimum: 1, description: 'at most this many, newest first (default 100); a page also ends at 512 KiB of entries' })),
     before: Type.Optional(Type.Integer({ minimum: 1, description: 'only entries older than this id: the `next` of the previous page' })),
+    include: Type.Optional(IncludeSchema),
   },
   { additionalProperties: false },
 );
@@ -99,6 +105,7 @@ export const JournalMatcherSchema = Type.Object(
     ),
     status: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 999 }), StatusFilterSchema], { description: 'an exact status (503) or a class ("5xx")' })),
     before: Type.Optional(Type.Integer({ minimum: 1, description: 'only entries older than this id: the `next` of the previous answer' })),
+    include: Type.Optional(IncludeSchema),
   },
   { additionalProperties: false },
 );

@@ -5,6 +5,19 @@ import { compileGlob, type PathMatcher } from '../core/path-patterns.js';
 /** Request headers as Node hands them over. */
 export type RequestHeaders = Record<string, string | string[] | undefined>;
 
+/**
+ * The header and value the dashboard marks its own requests with: the journal keeps them, but
+ * its listing and searches leave them out unless asked (`include=dashboard`).
+ */
+export const CLIENT_HEADER = 'x-emulator-client';
+export const DASHBOARD_CLIENT = 'dashboard';
+
+/** Whether a request came from the dashboard, from its mark. */
+export function fromDashboard(headers: RequestHeaders | null): boolean {
+  const value = headers?.[CLIENT_HEADER];
+  return Array.isArray(value) ? value.includes(DASHBOARD_CLIENT) : value === DASHBOARD_CLIENT;
+}
+
 /** Headers whose values are secrets: a journal is read on screens and pasted into bug reports. */
 const SECRET_HEADERS = new Set(['x-auth-token', 'authorization', 'proxy-authorization', 'cookie']);
 
@@ -191,6 +204,8 @@ export function partialMatch(expected: unknown, actual: unknown): boolean {
 
 /** A matcher made ready once per search. */
 interface Compiled {
+  /** Leave out the dashboard's own requests (the default). */
+  hideDashboard: boolean;
   method?: string;
   status?: (status: number) => boolean;
   glob?: string;
@@ -212,6 +227,7 @@ export function compileMatcher(matcher: JournalMatcher): Compiled {
   const glob = matcher.path;
   const wildcard = glob === undefined ? -1 : glob.search(/[*?]/);
   return {
+    hideDashboard: matcher.include !== DASHBOARD_CLIENT,
     method: matcher.method?.toUpperCase(),
     status: statusMatcher(matcher.status),
     glob,
@@ -338,6 +354,8 @@ export class Journal {
   private readonly faulted: Array<string[] | null>;
   private readonly headers: Array<RequestHeaders | null>;
   private readonly headersCut: Uint8Array;
+  /** 1 for a request the dashboard marked as its own. */
+  private readonly dashboard: Uint8Array;
   private readonly bodies: Array<string | CutBody | undefined>;
   private readonly bodiesDropped: Array<BodyDropped | undefined>;
   private next = 0;
@@ -369,6 +387,7 @@ export class Journal {
     this.responseSizes = new Float64Array(size);
     this.costs = new Float64Array(size);
     this.headersCut = new Uint8Array(size);
+    this.dashboard = new Uint8Array(size);
     this.methods = new Array<string>(size).fill('');
     this.urls = new Array<string>(size).fill('');
     this.faulted = new Array<string[] | null>(size).fill(null);
@@ -425,6 +444,7 @@ export class Journal {
     this.faulted[i] = faulted;
     this.headers[i] = shown.headers;
     this.headersCut[i] = shown.cut ? 1 : 0;
+    this.dashboard[i] = fromDashboard(headers) ? 1 : 0;
     this.bodies[i] = kept;
     this.bodiesDropped[i] = dropped;
     this.responseSizes[i] = responseSize;
@@ -486,9 +506,11 @@ export class Journal {
 
   /**
    * Newest first, filtered: one page of at most `limit` (DEFAULT_PAGE_SIZE) entries and
-   * PAGE_BYTES, older than the id `before` when given.
+   * PAGE_BYTES, older than the id `before` when given. The dashboard's own requests are left
+   * out unless `include` is 'dashboard'.
    */
   list(filter: JournalQuery = {}): Page<JournalRecord[]> {
+    const hideDashboard = filter.include !== DASHBOARD_CLIENT;
     const method = filter.method?.toUpperCase();
     const status = statusMatcher(filter.status);
     const limit = filter.limit ?? DEFAULT_PAGE_SIZE;
@@ -500,6 +522,7 @@ export class Journal {
       const i = this.slot(n);
       if (out.length >= limit || bytes >= PAGE_BYTES || work >= CALL_WORK_BUDGET) return { items: out, next: this.ids[this.slot(n - 1)] };
       work += 64 + (filter.pathPrefix === undefined ? 0 : filter.pathPrefix.length);
+      if (hideDashboard && this.dashboard[i]) continue;
       if (method !== undefined && this.methods[i] !== method) continue;
       if (filter.pathPrefix !== undefined && !this.pathOf(i).startsWith(filter.pathPrefix)) continue;
       if (status && !status(this.statuses[i])) continue;
@@ -575,6 +598,7 @@ export class Journal {
       if (work >= CALL_WORK_BUDGET) return this.ids[this.slot(n - 1)];
       const i = this.slot(n);
       work += 64;
+      if (m.hideDashboard && this.dashboard[i]) continue;
       if (m.method !== undefined && this.methods[i] !== m.method) continue;
       if (m.status && !m.status(this.statuses[i])) continue;
       if (m.glob !== undefined) {

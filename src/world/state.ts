@@ -13,8 +13,21 @@ import type { AnyInterfaceModel, SectionKeys, SectionSchemasOf } from '../core/i
 /** A section of the state (users, grids, ...); which there are, the list of interfaces says. */
 export type SectionName = string;
 
+/**
+ * What the fixtures say about the demo they make: its title (and a subtitle), which the
+ * dashboard's presenter view shows. Not a section: one per state, and no interface's.
+ */
+export const DemoSchema = Type.Object(
+  {
+    title: Type.String({ minLength: 1, maxLength: 200, description: "the demo's title, shown by the dashboard's presenter view" }),
+    subtitle: Type.Optional(Type.String({ maxLength: 500, description: 'a line under the title' })),
+  },
+  { additionalProperties: false, description: 'the demo these fixtures make, for the dashboard (?presenter); at most one fixture file gives it' },
+);
+export type Demo = Static<typeof DemoSchema>;
+
 /** A state of some list of interfaces, as the world handles it without knowing which. */
-export type State = { $schema?: string } & { [section: string]: unknown };
+export type State = { $schema?: string; demo?: Demo } & { [section: string]: unknown };
 
 /** Reads and validates a whole state, naming `where` in its errors (a FixtureError). */
 export type ParseState<S = State> = (data: unknown, where: string, options?: { owned?: boolean }) => S;
@@ -66,7 +79,9 @@ export type StateOfList<L extends readonly AnyInterfaceModel[]> = Static<StateSc
 
 /** The state format of a list of interfaces: their sections, in the order of the list. */
 /** The schema of the whole state of a list of interfaces (and of the world's own sections `X`). */
-export type StateSchemaOf<L extends readonly AnyInterfaceModel[]> = TObject<{ $schema: TOptional<TString> } & SectionSchemasOf<L>>;
+export type StateSchemaOf<L extends readonly AnyInterfaceModel[]> = TObject<
+  { $schema: TOptional<TString>; demo: TOptional<typeof DemoSchema> } & SectionSchemasOf<L>
+>;
 
 /**
  * The sections of the state that belong to the world rather than to an interface (its fault
@@ -97,7 +112,7 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
   const keyOf: Record<string, (item: never) => string | number> = {};
   for (const i of interfaces) {
     for (const name of Object.keys(i.sections)) {
-      if (name in sections || name === '$schema') throw new Error(`interface ${i.name}: the state already has a section '${name}'`);
+      if (name in sections || name === '$schema' || name === 'demo') throw new Error(`interface ${i.name}: the state already has a section '${name}'`);
       sections[name] = i.sections[name];
       keyOf[name] = i.keys[name];
     }
@@ -109,7 +124,7 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
   }
   const sectionNames: readonly SectionName[] = Object.freeze(Object.keys(sections));
   const schema = Type.Object(
-    { $schema: Type.Optional(Type.String({ description: 'path of the JSON Schema, for editors' })), ...sections },
+    { $schema: Type.Optional(Type.String({ description: 'path of the JSON Schema, for editors' })), demo: Type.Optional(DemoSchema), ...sections },
     { additionalProperties: false, $id: 'State' },
   ) as unknown as StateSchemaOf<L>;
   const fileSchema = Type.Partial(schema, { additionalProperties: false });
@@ -153,7 +168,14 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
     const state = empty() as Record<string, never[]>;
     const origins = {} as Record<SectionName, Map<string | number, string>>;
     for (const name of sectionNames) origins[name] = new Map();
+    let demoFile: string | undefined;
     for (const { file, data } of files) {
+      const demo = (data as { demo?: Demo }).demo;
+      if (demo !== undefined) {
+        if (demoFile !== undefined) throw new FixtureError(`${file}: $.demo: the demo is also described in ${demoFile}`);
+        demoFile = file;
+        (state as { demo?: Demo }).demo = demo;
+      }
       for (const name of sectionNames) {
         const items = ((data as Record<string, never[] | undefined>)[name] ?? []) as never[];
         const origin = origins[name];

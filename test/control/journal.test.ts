@@ -48,6 +48,30 @@ describe('request journal', () => {
     expect(limited.entries.map((e: { method: string }) => e.method)).toEqual(['PUT', 'GET']);
   });
 
+  it("leaves out the dashboard's own requests (X-Emulator-Client: dashboard) unless include=dashboard", async () => {
+    ({ app } = await makeApp(authSeed()));
+    const DASHBOARD = { ...AUTH, 'x-emulator-client': 'dashboard' };
+    await app.inject({ url: `${REPO}/Objects/grid`, headers: AUTH });
+    await app.inject({ url: `${REPO}/Objects/domain`, headers: DASHBOARD });
+    await app.inject({ url: `${REPO}/Objects/user`, headers: { ...AUTH, 'x-emulator-client': 'some-other-tool' } });
+    const shown = await journal();
+    expect(shown.entries.map((e: { path: string }) => e.path)).toEqual([`${REPO}/Objects/user`, `${REPO}/Objects/grid`]);
+    // Recorded all the same: counted, and listed when asked for.
+    expect(shown.total).toBe(3);
+    const all = await journal('?include=dashboard');
+    expect(all.entries.map((e: { path: string }) => e.path)).toEqual([`${REPO}/Objects/user`, `${REPO}/Objects/domain`, `${REPO}/Objects/grid`]);
+    expect(all.entries[1].headers['x-emulator-client']).toBe('dashboard');
+    // The searches a test asserts with leave them out too.
+    const count = async (body: object) => (await app.inject({ method: 'POST', url: '/_emulator/journal/count', payload: body })).json().count;
+    expect(await count({ path: `${REPO}/Objects/*` })).toBe(2);
+    expect(await count({ path: `${REPO}/Objects/*`, include: 'dashboard' })).toBe(3);
+    const found = await app.inject({ method: 'POST', url: '/_emulator/journal/find', payload: { path: `${REPO}/Objects/domain` } });
+    expect(found.json().entries).toEqual([]);
+    const bad = await app.inject({ url: '/_emulator/journal?include=everything' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().message).toContain("'include'");
+  });
+
   it('refuses bad filters with 400 naming the parameter', async () => {
     ({ app } = await makeApp(authSeed()));
     for (const [query, field] of [['?status=abc', 'status'], ['?limit=0', 'limit'], ['?limit=x', 'limit'], ['?method=G%20T', 'method'], ['?colour=red', 'colour']]) {

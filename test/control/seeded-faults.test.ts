@@ -192,6 +192,17 @@ describe('fault scope', () => {
     expect((await get('/sandbox/s/_emulator/health', {})).statusCode).toBe(200);
   });
 
+  it('by default leaves alone the dashboard’s own reads of the interfaces (marked X-Emulator-Client: dashboard); scope all reaches them', async () => {
+    ({ app } = await makeApp(authSeed()));
+    await control('POST', '/faults', { id: 'app', path: '*', action: { status: 500 } });
+    const dashboard = { 'x-emulator-client': 'dashboard' };
+    expect((await get(OBJECTS)).statusCode).toBe(500);
+    expect((await get(OBJECTS, { ...AUTH, ...dashboard })).statusCode).toBe(200);
+    expect((await control('GET', '/faults/app')).json()).toMatchObject({ matched: 1, fired: 1 });
+    await control('POST', '/faults', { id: 'all', path: '*', action: { status: 503 }, scope: 'all' });
+    expect((await get(OBJECTS, { ...AUTH, ...dashboard })).statusCode).toBe(503);
+  });
+
   it('with scope all strikes them too, but never the fault routes, so the rule can be removed', async () => {
     ({ app } = await makeApp(authSeed()));
     expect((await control('POST', '/faults', { id: 'everything', path: '*', action: { status: 503 }, scope: 'all' })).statusCode).toBe(201);

@@ -46,6 +46,14 @@ describe('fixtures loader', () => {
     await expect(loadFixtures(dir)).rejects.toThrow(/b\.json: \$\.users: "a@example\.com" is also defined in .*a\.json/);
   });
 
+  it("reads the demo's title from the one file that gives it, and refuses a second", async () => {
+    const demo = { title: 'Checkout under load', subtitle: 'three grids' };
+    expect((await loadFixtures(await folder({ 'a.json': { users: [user] }, 'demo.json': { demo } }))).demo).toEqual(demo);
+    expect((await loadFixtures(await folder({ 'a.json': { users: [user] } }))).demo).toBeUndefined();
+    await expect(loadFixtures(await folder({ 'a.json': { demo }, 'b.json': { demo } }))).rejects.toThrow(/b\.json: \$\.demo: the demo is also described in .*a\.json/);
+    await expect(loadFixtures(await folder({ 'c.json': { demo: { title: '' } } }))).rejects.toThrow(/c\.json: \$\.demo\.title/);
+  });
+
   it('refuses references to things that do not exist', () => {
     expect(() => parseState({ tokens: [{ token: 't', userName: 'ghost' }] }, 'posted')).toThrow(FixtureError);
     expect(() => parseState({ tokens: [{ token: 't', userName: 'ghost' }] }, 'posted')).toThrow(/\$\.tokens\[0\]\.userName: no user 'ghost'/);

@@ -164,6 +164,17 @@ describe('dashboard files', () => {
     }
   });
 
+  it("gives the page the demo's title from the seed's fixtures, in every world, and nothing when they give none", async () => {
+    const demo = { title: 'Checkout under load', subtitle: 'A grid that fails, then one that does not' };
+    ({ app } = await makeApp({ demo }));
+    const settings = (await app.inject({ url: `${UI}/paths.json` })).json();
+    expect(settings.demo).toEqual(demo);
+    expect((await app.inject({ url: `/sandbox/w1${UI}/paths.json` })).json().demo).toEqual(demo);
+    await app.close();
+    ({ app } = await makeApp());
+    expect((await app.inject({ url: `${UI}/paths.json` })).json()).not.toHaveProperty('demo');
+  });
+
   it('is served under /sandbox/<name>/ too, paths.json and all, by that sandbox', async () => {
     ({ app } = await makeApp());
     for (const file of ['', 'app.js', 'paths.json']) {

@@ -80,6 +80,16 @@ describe('progress line', () => {
     expect(path.rows.map((r) => r.state)).toEqual(['LOADED', ...tables.grid.start.CHECKED.map((r: { state: string }) => r.state)]);
   });
 
+  it('shows the start table of the outcome a never-started resource is set to end in', async () => {
+    ({ app } = await makeApp(seed()));
+    const { tables } = await lifecycles();
+    const path = pathOf(tables.grid, await position('grid', 1), undefined, 'ALLOCATE_FAILED');
+    expect(path.rows.map((r) => r.state)).toEqual(['LOADED', ...tables.grid.start.ALLOCATE_FAILED.map((r: { state: string }) => r.state)]);
+    expect(path.rows.at(-1)?.state).toBe('ALLOCATE_FAILED');
+    // An outcome the tables do not know: the first start table, as without one.
+    expect(pathOf(tables.grid, await position('grid', 1), undefined, 'NO_SUCH').rows.at(-1)?.state).toBe(tables.grid.start.CHECKED.at(-1).state);
+  });
+
   it('leaves LOADED behind when a resource starts', async () => {
     ({ app } = await makeApp(seed()));
     const { tables } = await lifecycles();

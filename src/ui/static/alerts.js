@@ -4,7 +4,7 @@ import { $, button, fact, h } from './dom.js';
 import { dateTime } from './format.js';
 import { model, onForget } from './model.js';
 import { PATHS } from './paths.js';
-import { act } from './refresh.js';
+import { act } from './live.js';
 
 const alertCards = new Map();
 

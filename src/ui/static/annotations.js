@@ -1,40 +1,13 @@
-// Annotations: a time axis, a list, and a form to add or edit one; read again only when
-// the request journal shows that someone changed them.
+// Annotations: a time axis, a list, and a form to add or edit one; read again when the
+// world's event stream says that someone changed them.
 import { api } from './api.js';
 import { $, button, h, s, toast } from './dom.js';
 import { dateTime, hms, parseDateTime, shortDate } from './format.js';
 import { emulatedNow, model } from './model.js';
 import { PATHS } from './paths.js';
-import { act } from './refresh.js';
-
-const RETRY_MS = 10_000;
+import { act } from './live.js';
 
 let selectedAnnotation = null;
-
-/** The newest change to annotations that the journal shows (-1: none). */
-const newestChange = (marks) => marks.entries.find((e) => e.method !== 'GET' && e.status < 400)?.id ?? -1;
-
-/** The last changes to annotations, as the request journal recorded them. */
-export const readAnnotationMarks = () => api('GET', `${PATHS.control}/journal`, { query: { pathPrefix: PATHS.annotations, limit: 20 } });
-
-/** Reads the list again when the journal shows a change this page has not read yet. */
-export async function maybeReloadAnnotations(marks) {
-  const newestId = newestChange(marks);
-  // Without a journal (JOURNAL_SIZE=0) the list is simply read every ten seconds.
-  const stale = marks.size === 0 && performance.now() - model.annotationsReadAt > 10_000;
-  if (model.annotationMark === undefined) {
-    model.annotationMark = newestId;
-    return;
-  }
-  if ((newestId === model.annotationMark && !stale) || performance.now() < model.annotationsRetryAt) return;
-  try {
-    await reloadAnnotations();
-  } catch (err) {
-    model.annotationsRetryAt = performance.now() + RETRY_MS;
-    throw err;
-  }
-  model.annotationMark = newestId;
-}
 
 export async function reloadAnnotations() {
   const domain = $('#ann-domain').value;
@@ -43,7 +16,6 @@ export async function reloadAnnotations() {
   const data = await api('GET', PATHS.annotations, { query: { domain, ...(span ? { 'date-start': Math.floor(now - span) } : {}) } });
   // ANNOTATIONS_LIST_WRAPPED answers the real service's {"annotations": [...]}.
   model.annotations = Array.isArray(data) ? data : (data?.annotations ?? []);
-  model.annotationsReadAt = performance.now();
   renderAnnotations();
 }
 
@@ -216,7 +188,7 @@ export function resetAnnotationForm() {
   const form = annotationForm();
   form.reset();
   form.elements.id.value = '';
-  // Before the first poll the emulator's time is not known yet; fillStartTime() fills it in then.
+  // Before the first read the emulator's time is not known yet; fillStartTime() fills it in then.
   setTime(form.elements.start, model.clock ? emulatedNow() : undefined);
   setTime(form.elements.end, undefined);
   $('#ann-form-title').textContent = 'Add an annotation';
@@ -225,17 +197,13 @@ export function resetAnnotationForm() {
   $('#ann-cancel').hidden = true;
 }
 
-/** The form's default start is the emulator's time, known only after the first poll. */
+/** The form's default start is the emulator's time, known only after the first read. */
 export function fillStartTime() {
   const form = annotationForm();
   if (model.clock && !form.elements.id.value && !form.elements.start.value) setTime(form.elements.start, emulatedNow());
 }
 
-async function annotationsChanged() {
-  await reloadAnnotations();
-  // This page's own change is already on screen: no second read when the journal shows it.
-  model.annotationMark = newestChange(await readAnnotationMarks());
-}
+const annotationsChanged = () => reloadAnnotations();
 
 function deleteAnnotation(a) {
   if (!confirm(`Delete annotation #${a.id} "${a.title}"?`)) return;

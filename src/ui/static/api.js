@@ -1,9 +1,24 @@
 // Talking to the emulator: one request helper that carries the right credentials, and the
 // dialogs that ask for them.
 import { $ } from './dom.js';
+import { noteNow } from './model.js';
 import { PATHS, SANDBOX, defaultUrlOf, isControl, needsSession, urlOf } from './paths.js';
 
 const DEMO_USER = { userName: 'demo@example.com', password: 'demo' };
+
+/**
+ * Marks every request of the page, so that the request journal can keep the page's own
+ * requests apart from those of the system under test (it hides them unless asked).
+ */
+export const CLIENT_HEADER = { 'x-emulator-client': 'dashboard' };
+
+/** fetch() with the page's mark; every answer's X-Emulator-Now moves the page's emulated clock on. */
+export async function send(url, init = {}) {
+  const response = await fetch(url, { ...init, headers: { ...CLIENT_HEADER, ...init.headers } });
+  const now = Number(response.headers.get('x-emulator-now'));
+  if (response.headers.has('x-emulator-now') && Number.isFinite(now)) noteNow(now);
+  return response;
+}
 
 export class ApiFailure extends Error {
   constructor(status, message, method, path) {
@@ -51,7 +66,7 @@ export async function api(method, path, { body, query, inDefault = false, retrie
   }
   let response;
   try {
-    response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' });
+    response = await send(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' });
   } catch {
     throw new ApiFailure(0, 'the emulator does not answer', method, path);
   }
@@ -168,14 +183,14 @@ export function askCredentials(message, options) {
     const password = String(data.get('password') ?? '');
     if (token) {
       // A token is checked with a cheap authenticated read.
-      const response = await fetch(urlOf(`${PATHS.repository}/Objects/domain?name=`), { headers: { 'x-auth-token': token } }).catch(() => null);
+      const response = await send(urlOf(`${PATHS.repository}/Objects/domain?name=`), { headers: { 'x-auth-token': token } }).catch(() => null);
       if (!response?.ok) return 'that token is not valid';
       auth.credentials = null;
       rememberSession(token, null);
       return undefined;
     }
     if (!userName) return 'give a user name and password, or a token';
-    const response = await fetch(urlOf(`${PATHS.repository}/Tokens`), {
+    const response = await send(urlOf(`${PATHS.repository}/Tokens`), {
       method: 'PUT',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ userName, password }),
@@ -193,7 +208,7 @@ let askingAdmin = null;
 function askAdminToken(message) {
   askingAdmin ??= dialogUntil($('#admin'), $('#admin-form'), $('#admin-error'), message, async (data) => {
     const token = String(data.get('token') ?? '').trim();
-    const response = await fetch(urlOf(`${PATHS.control}/clock`), { headers: { authorization: `Bearer ${token}` } }).catch(() => null);
+    const response = await send(urlOf(`${PATHS.control}/clock`), { headers: { authorization: `Bearer ${token}` } }).catch(() => null);
     if (!response) return 'the emulator does not answer';
     if (!response.ok) return (await response.json().catch(() => ({}))).message ?? `refused (${response.status})`;
     auth.admin = token;

@@ -4,7 +4,8 @@
 //
 // api.js talks to the emulator, paths.js knows where (from the server) and which world (the
 // default one, or the sandbox the page was loaded under), model.js holds what was read,
-// refresh.js polls, sandboxes.js is the picker, and each panel has its module.
+// live.js follows the world's event stream, read.js reads what the events changed,
+// sandboxes.js is the picker, presenter.js the presenter view, and each panel has its module.
 import { auth, showUser } from './api.js';
 import { fillStartTime, resetAnnotationForm, wireAnnotations } from './annotations.js';
 import { wireClock } from './clock.js';
@@ -12,14 +13,16 @@ import { validateOnceTouched } from './dom.js';
 import { wireFaults } from './faults.js';
 import { wireJournal } from './journal.js';
 import { reloadObjects, wireObjects } from './objects.js';
-import { poll } from './poll.js';
-import { startPolling } from './refresh.js';
+import { startLive } from './live.js';
+import { wirePresenter } from './presenter.js';
+import { onEvents, readAll } from './read.js';
 import { wireRum } from './rum.js';
 import { wireSandboxes } from './sandboxes.js';
 import { wireSession } from './session.js';
 
 validateOnceTouched();
 wireSandboxes();
+wirePresenter();
 wireClock();
 wireAnnotations();
 wireFaults();
@@ -29,7 +32,7 @@ wireRum();
 wireSession();
 resetAnnotationForm();
 if (auth.token) showUser();
-await startPolling(poll);
+await startLive({ readAll, onEvents });
 fillStartTime();
-// Once the first poll has a session: objects are read when asked, and this is the first ask.
+// Once the first read has a session: objects are read when asked, and this is the first ask.
 reloadObjects().catch(() => undefined);

@@ -5,9 +5,9 @@ import { $, h } from './dom.js';
 import { countdown, duration, hms, ymd } from './format.js';
 import { applyClock, clockRequest, emulatedNow, model } from './model.js';
 import { PATHS } from './paths.js';
-import { act } from './refresh.js';
+import { act } from './live.js';
 
-/** Reads the clock (each poll); the answer is dropped when a newer one is already shown. */
+/** Reads the clock (with everything else); the answer is dropped when a newer one is already shown. */
 export async function readClock() {
   const request = clockRequest();
   const status = await api('GET', `${PATHS.control}/clock`);
@@ -16,7 +16,7 @@ export async function readClock() {
 
 /**
  * Changes the clock. Its answer is the clock as it now stands, shown at once: a freeze stops
- * every countdown the moment it is pressed, not a poll later.
+ * every countdown the moment it is pressed, not a read later.
  */
 async function changeClock(method, path, body) {
   const request = clockRequest();
@@ -46,7 +46,7 @@ const setText = (el, text) => {
   if (el.textContent !== text) el.textContent = text;
 };
 
-/** Runs between polls: the clock face and every "next in …" countdown. */
+/** Runs between reads: the clock face and every "next in …" countdown. */
 function drawClock() {
   if (!model.clock) return;
   const now = emulatedNow();

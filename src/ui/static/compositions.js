@@ -4,7 +4,7 @@ import { api } from './api.js';
 import { $, button, fact, h } from './dom.js';
 import { model, onForget } from './model.js';
 import { INSTANCES, PATHS } from './paths.js';
-import { act } from './refresh.js';
+import { act } from './live.js';
 
 /** Where each command is accepted, and the families of the states, as the server gives them (paths.json). */
 const ACCEPTED_IN = INSTANCES.acceptedIn;
@@ -28,7 +28,7 @@ const clockText = (ms) => {
 
 /**
  * Reads the compositions (once), and every instance with its result's counts, through the
- * control API: polling leaves the request journal alone.
+ * control API, which the request journal does not record.
  */
 export async function readCompositions() {
   if (model.compositions.length === 0) model.compositions = await api('GET', `${PATHS.control}/compositions`);

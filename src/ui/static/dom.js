@@ -53,7 +53,7 @@ export function validateOnceTouched(root = document) {
 }
 
 const notified = new Map();
-/** An error toast, unless the same one was shown a moment ago (polling repeats failures). */
+/** An error toast, unless the same one was shown a moment ago (a read repeats a failure). */
 export function notifyOnce(text) {
   const now = performance.now();
   if (now - (notified.get(text) ?? -Infinity) < 20_000) return;

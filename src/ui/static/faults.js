@@ -4,7 +4,7 @@ import { $, button, h } from './dom.js';
 import { hms } from './format.js';
 import { model } from './model.js';
 import { PATHS } from './paths.js';
-import { act } from './refresh.js';
+import { act } from './live.js';
 
 let faultsShown = '';
 /** A fixed delay, or a range each fire draws from ({min, max}). */

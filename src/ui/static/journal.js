@@ -1,10 +1,13 @@
 // The request journal: the last requests the emulator served, filtered as the user asks.
+// The emulator sends no event per request: the panel is read when asked (refresh, a filter),
+// after the user's own actions, and after any event of the world's stream while it is on
+// screen. The page's own requests are marked and left out (the journal hides them).
 import { api } from './api.js';
 import { $, h } from './dom.js';
 import { hms } from './format.js';
 import { model } from './model.js';
 import { INTERFACES, PATHS } from './paths.js';
-import { act, refreshSoon } from './refresh.js';
+import { act, refreshSoon } from './live.js';
 
 
 /** The folders every path shares ("/concerto/"), as an example of a prefix to filter by. */
@@ -21,6 +24,10 @@ export function journalQuery() {
   const statusOk = /^([0-9]{1,3}|[1-5]xx)?$/.test(filter.status ?? '');
   return { ...filter, status: statusOk ? filter.status : '', limit: 200 };
 }
+
+let onScreen = false;
+/** Whether the journal panel is on screen, where reading it after an event is worth a request. */
+export const journalVisible = () => onScreen && !document.hidden;
 
 let journalShown = '';
 let journalNewest = -1;
@@ -58,5 +65,9 @@ export function wireJournal() {
     typing = setTimeout(refreshSoon, 250);
   });
   form.addEventListener('submit', (event) => event.preventDefault());
+  new IntersectionObserver((seen) => {
+    onScreen = seen.some((entry) => entry.isIntersecting);
+  }).observe($('#journal-panel'));
+  $('#journal-refresh').addEventListener('click', () => refreshSoon());
   $('#journal-clear').addEventListener('click', () => act(() => api('DELETE', `${PATHS.control}/journal`), 'journal cleared'));
 }

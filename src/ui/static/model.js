@@ -4,7 +4,7 @@ export const KINDS = ['grid', 'environment', 'rsdb'];
 
 export const model = {
   clock: null,
-  /** performance.now() when the clock was read, to let it run on between polls. */
+  /** performance.now() when the clock was read, to let it run on between reads. */
   clockReadAt: 0,
   /** Numbers the clock requests in the order they are sent, so that an older answer never overwrites a newer one. */
   clockAsked: 0,
@@ -23,10 +23,8 @@ export const model = {
   journal: { size: 0, total: 0, entries: [] },
   domains: [],
   annotations: [],
-  /** Newest journal id of an annotation change this page has already read (-1: none; undefined: not looked yet). */
-  annotationMark: undefined,
-  annotationsReadAt: 0,
-  annotationsRetryAt: 0,
+  /** "kind:id" -> how its next start is configured to end: {start, next} (the fixture's outcome, the one chosen for the next start only). */
+  outcomes: new Map(),
   /** Set when the names of the resources (or the domains) must be read again. */
   catalogNeeded: true,
 };
@@ -39,7 +37,7 @@ export const clockRequest = () => ++model.clockAsked;
 /**
  * Takes a clock answer (GET or PUT /clock, POST /clock/advance) for request number
  * `request`. An answer to a request sent before the one shown is older than what the page
- * shows (a poll under way while the clock is frozen), and is dropped.
+ * shows (a read under way while the clock is frozen), and is dropped.
  */
 export function applyClock(status, request, readAt = performance.now()) {
   if (request <= model.clockShown) return false;
@@ -49,7 +47,37 @@ export function applyClock(status, request, readAt = performance.now()) {
   return true;
 }
 
-/** Emulated now, running on between polls at the clock's speed; standing still while it is frozen. */
+/**
+ * An emulated time the emulator stated (an answer's X-Emulator-Now, an event's `at`): the
+ * clock runs on from it. An answer's time only moves the clock forward (an answer may have
+ * been under way while a newer one was taken in); `exact` (an event, in the world's order)
+ * sets it as it is.
+ */
+export function noteNow(now, exact = false) {
+  const c = model.clock;
+  if (!c || (!exact && now <= emulatedNow())) return;
+  model.clock = { ...c, now };
+  model.clockReadAt = performance.now();
+}
+
+/** A clock.changed event: the time, speed and freeze it reports, and the next transition when it says. */
+export function applyClockEvent(data) {
+  if (!model.clock) return false;
+  const scale = data.rate ?? data.scale;
+  model.clock = {
+    ...model.clock,
+    now: data.now ?? data.at ?? model.clock.now,
+    ...(typeof scale === 'number' ? { scale } : {}),
+    ...(typeof data.frozen === 'boolean' ? { frozen: data.frozen } : {}),
+    ...('nextTransitionAt' in data ? { nextTransitionAt: data.nextTransitionAt ?? undefined } : {}),
+  };
+  model.clockReadAt = performance.now();
+  // Any clock answer still under way predates this event.
+  model.clockShown = model.clockAsked;
+  return true;
+}
+
+/** Emulated now, running on between reads at the clock's speed; standing still while it is frozen. */
 export function emulatedNow() {
   const c = model.clock;
   if (!c) return 0;
@@ -66,6 +94,6 @@ export function forgetEverything() {
   model.seen.clear();
   model.serverGrid.clear();
   for (const kind of KINDS) model.views[kind].clear();
-  model.annotationMark = undefined;
+  model.outcomes.clear();
   for (const fn of forgetters) fn();
 }

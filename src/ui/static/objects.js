@@ -1,6 +1,6 @@
 // Repository objects: one type's objects as the Objects call lists them, filtered by name or
 // by attributes, each with its attributes and its XML body. Read when asked (the type, the
-// search box, the reload button), not polled: objects change only when someone changes them.
+// search box, the reload button), and when the event stream reports a change: objects change only when someone changes them.
 import { api } from './api.js';
 import { $, h, toast } from './dom.js';
 import { dateTime, objectQuery } from './format.js';

@@ -31,6 +31,9 @@ export const STATES = settings.states;
 /** Composition instances: the states each command is accepted in (acceptedIn), and the colour families of their states (families). */
 export const INSTANCES = settings.instances;
 
+/** The demo the fixtures describe ({title, subtitle?}), for the presenter view; null when they name none. */
+export const DEMO = settings.demo ?? null;
+
 /** The emulated interfaces, in the server's order: each {name, prefix, label}. */
 export const INTERFACES = settings.interfaces;
 

@@ -5,13 +5,42 @@ import { $, button, fact, h } from './dom.js';
 import { countdown, duration } from './format.js';
 import { KINDS, emulatedNow, model, onForget, positionKey } from './model.js';
 import { PATHS, STATES } from './paths.js';
-import { act } from './refresh.js';
+import { act } from './live.js';
 import { family, pathOf } from './states.js';
 
 const RETRY_MS = 10_000;
 /** "kind:id" -> performance.now() before which a failed read is not tried again. */
 const retryAt = new Map();
 const signature = (p) => `${p.state}|${p.since}|${p.next?.state ?? ''}|${p.next?.at ?? ''}`;
+/** "kind:id" -> the state in which a transition event brought the resource's view: no read needed in it. */
+const fresh = new Map();
+/** Set when the configured start outcomes must be read again (readOutcomes). */
+let outcomesStale = true;
+
+/**
+ * A transition event of the world's stream: the card shows its state at once, and its view
+ * (the interface's own answer, which the event carries) replaces a read. Returns whether the
+ * event was about a resource the cards show (the lifecycles are then read again).
+ */
+export function acceptTransition(kind, event) {
+  if (kind !== 'cloudServer' && !KINDS.includes(kind)) return false;
+  const id = event.resourceId;
+  const position = model.lifecycles?.resources.find((r) => r.kind === kind && String(r.id) === String(id));
+  if (position && typeof event.state === 'string' && position.state !== event.state) {
+    position.state = event.state;
+    if (typeof event.at === 'number') position.since = event.at;
+    // When the next step is due is known again once the lifecycles are read.
+    delete position.next;
+  }
+  // A start uses up the outcome chosen for it.
+  if (position && model.outcomes.get(positionKey(kind, position.id))?.next) outcomesStale = true;
+  if (position && KINDS.includes(kind) && event.view && typeof event.view === 'object') {
+    model.views[kind].set(position.id, event.view);
+    fresh.set(positionKey(kind, position.id), event.state);
+    if (kind === 'grid') for (const server of event.view.cloudServers ?? []) model.serverGrid.set(server.id, position.id);
+  }
+  return true;
+}
 
 /**
  * Reads a resource through its interface only when its lifecycle moved: the journal then
@@ -20,6 +49,18 @@ const signature = (p) => `${p.state}|${p.since}|${p.next?.state ?? ''}|${p.next?
 export async function readChangedResources() {
   const positions = new Map(model.lifecycles.resources.map((r) => [positionKey(r.kind, r.id), r]));
   model.positions = positions;
+  // Views a transition event brought are current as long as the state is the event's.
+  for (const [key, state] of fresh) {
+    const position = positions.get(key);
+    if (position?.state !== state) continue;
+    model.seen.set(key, signature(position));
+    // A grid's view holds its servers as they are now.
+    for (const server of (position.kind === 'grid' && model.views.grid.get(position.id)?.cloudServers) || []) {
+      const p = positions.get(positionKey('cloudServer', server.id));
+      if (p) model.seen.set(positionKey('cloudServer', server.id), signature(p));
+    }
+  }
+  fresh.clear();
   const due = { grid: new Set(), environment: new Set(), rsdb: new Set() };
   for (const [key, position] of positions) {
     const { kind, id } = position;
@@ -75,6 +116,52 @@ export async function readChangedResources() {
   if (failure) throw failure.reason;
 }
 
+/**
+ * How each grid, environment and RSDB is configured to end its next start: the outcome chosen
+ * for the next start only (PUT /_emulator/lifecycles/<kind>/<id>/next-start), else the
+ * fixture's startOutcome. Read from the state export, the one answer that holds both, when
+ * something may have changed them (the page opened, a reset or an import, a start that used up
+ * a chosen outcome); nextStartText is the one place that interprets them.
+ */
+export async function readOutcomes() {
+  if (!outcomesStale) return;
+  outcomesStale = false;
+  let state;
+  try {
+    state = await api('GET', `${PATHS.control}/state`);
+  } catch (err) {
+    outcomesStale = true;
+    throw err;
+  }
+  model.outcomes.clear();
+  for (const [kind, section] of [['grid', 'grids'], ['environment', 'environments'], ['rsdb', 'rsdbs']]) {
+    for (const r of state?.[section] ?? []) model.outcomes.set(positionKey(kind, r.id), { start: r.startOutcome, next: r.nextStartOutcome });
+  }
+}
+
+/**
+ * What the resource's next start is set to end in, when that is not the success ("next start:
+ * fails (ALLOCATE_FAILED)"); '' when it starts as usual or cannot be started now.
+ */
+export function nextStartText(kind, position) {
+  if (!startable(kind, position)) return '';
+  const outcome = configuredOutcome(kind, position.id);
+  const table = model.lifecycles?.tables?.[kind]?.start;
+  if (!outcome || !table || Array.isArray(table)) return '';
+  // The first outcome of each table is the success (GET /_emulator/lifecycles).
+  if (outcome === Object.keys(table)[0]) return '';
+  const end = table[outcome]?.at(-1)?.state ?? outcome;
+  return family(end, true, STATES) === 'failed' ? `next start: fails (${outcome})` : `next start: ${outcome}`;
+}
+
+/** The outcome the next start is set to end in: the one chosen for it, else the fixture's. */
+const configuredOutcome = (kind, id) => {
+  const configured = model.outcomes.get(positionKey(kind, id));
+  return configured?.next ?? configured?.start;
+};
+
+const startable = (kind, position) => position.isFinal && (kind === 'grid' || !['RUNNING', 'ALLOCATED_DATABASE'].includes(position.state));
+
 // Where terminating is a no-op (NO_TEARDOWN_STATES of src/provisioning/schemas.ts, as the server gives it).
 const NO_TEARDOWN = new Set(STATES.noTeardown);
 
@@ -85,7 +172,7 @@ const paths = new Map();
 
 function progressLine(kind, position) {
   const key = positionKey(kind, position.id);
-  const path = pathOf(model.lifecycles?.tables?.[kind], position, paths.get(key));
+  const path = pathOf(model.lifecycles?.tables?.[kind], position, paths.get(key), configuredOutcome(kind, position.id));
   paths.set(key, path);
   const { rows, current } = path;
   const fam = family(position.state, position.isFinal, STATES);
@@ -113,6 +200,8 @@ const cards = new Map();
 
 onForget(() => {
   retryAt.clear();
+  fresh.clear();
+  outcomesStale = true;
   for (const container of ['#grids', '#environments', '#rsdbs']) $(container).replaceChildren();
   cards.clear();
   paths.clear();
@@ -152,6 +241,7 @@ function cardFrame(kind, id, { outcomes, extraActions = [] }) {
   const state = h('span');
   const progress = h('ol', { class: 'progress', 'aria-label': 'lifecycle' });
   const meta = h('div', { class: 'meta' });
+  const nextStart = h('p', { class: 'next-start', hidden: true });
   const outcome = outcomes
     ? h('select', { name: 'outcome', title: 'how the next start ends (a failure, or success); used up by that start' }, h('option', { value: '' }, 'as configured'))
     : null;
@@ -159,15 +249,18 @@ function cardFrame(kind, id, { outcomes, extraActions = [] }) {
   const start = button('start', () =>
     act(async () => {
       const chosen = outcome?.value;
-      const nextStart = `${PATHS.control}/lifecycles/${kind}/${id}/next-start`;
-      if (chosen) await api('PUT', nextStart, { body: { outcome: chosen } });
+      const nextStartPath = `${PATHS.control}/lifecycles/${kind}/${id}/next-start`;
+      if (chosen) {
+        await api('PUT', nextStartPath, { body: { outcome: chosen } });
+        outcomesStale = true;
+      }
       try {
         const result = await api('POST', base, { body: { action: 'start' } });
         if (outcome) outcome.value = '';
         return result;
       } catch (err) {
         // The outcome was for this start only: a refused start must not leave it for a later one.
-        if (chosen) await api('DELETE', nextStart).catch(() => undefined);
+        if (chosen) await api('DELETE', nextStartPath).catch(() => undefined);
         throw err;
       }
     }),
@@ -175,18 +268,19 @@ function cardFrame(kind, id, { outcomes, extraActions = [] }) {
   const terminate = button('terminate', () => act(() => api('POST', base, { body: { action: 'terminate' } })), { class: 'danger', name: 'terminate' });
   const settle = button('settle', () => act(() => api('POST', `${PATHS.control}/clock/advance`, { body: { until: { kind, id } } })), {
     name: 'settle',
+    dataset: { admin: '' },
     title: 'advance the clock until this resource reaches the end of its current lifecycle',
   });
   const actions = h(
     'div',
     { class: 'buttons' },
     start,
-    outcome ? h('label', { class: 'inline' }, 'outcome', outcome) : null,
+    outcome ? h('label', { class: 'inline', dataset: { admin: '' } }, 'outcome', outcome) : null,
     terminate,
     settle,
     ...extraActions,
   );
-  const el = h('article', { class: 'card fam-idle', dataset: { kind, id: String(id) } }, h('header', {}, title, state), progress, meta, actions);
+  const el = h('article', { class: 'card fam-idle', dataset: { kind, id: String(id) } }, h('header', {}, title, state), progress, nextStart, meta, actions);
   let last = '';
   let outcomesShown = false;
   return {
@@ -201,16 +295,19 @@ function cardFrame(kind, id, { outcomes, extraActions = [] }) {
           outcomesShown = true;
         }
       }
-      const key = JSON.stringify([position, view, extraKey]);
+      const startText = nextStartText(kind, position);
+      const key = JSON.stringify([position, view, extraKey, startText]);
       if (key === last) return false;
       last = key;
+      nextStart.textContent = startText;
+      nextStart.hidden = startText === '';
       const fam = family(position.state, position.isFinal, STATES);
       el.className = `card fam-${fam}`;
       title.replaceChildren(model.names[kind].get(id) ?? position.name, ' ', h('small', { class: 'muted' }, `#${id}`));
       state.replaceChildren(badge(position.state, position.isFinal));
       state.firstChild.classList.add('state');
       progress.replaceChildren(...progressLine(kind, position));
-      start.disabled = !position.isFinal || (kind !== 'grid' && ['RUNNING', 'ALLOCATED_DATABASE'].includes(position.state));
+      start.disabled = !startable(kind, position);
       terminate.disabled = NO_TEARDOWN.has(position.state);
       settle.disabled = !position.next;
       return true;
@@ -303,6 +400,7 @@ function serverRow(server, position, locations) {
       }),
       button('fail', () => act(() => api('POST', `${PATHS.control}/lifecycles/cloudServer/${server.id}/fail`)), {
         class: 'small danger',
+        dataset: { admin: '' },
         disabled: down || state === 'FAILED',
         title: 'make this cloud server FAILED now',
       }),
@@ -355,6 +453,7 @@ function statistics(stats) {
 function environmentCard(id) {
   const externally = button('externally terminate', () => act(() => api('POST', `${PATHS.control}/lifecycles/environment/${id}/externally-terminate`)), {
     class: 'danger',
+    dataset: { admin: '' },
     title: 'someone else kills this RUNNING environment: it becomes EXTERNALLY_TERMINATED',
   });
   const frame = cardFrame('environment', id, { outcomes: true, extraActions: [externally] });

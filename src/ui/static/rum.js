@@ -40,13 +40,25 @@ async function read(domainId, now) {
   return { now, series, annotations: list, incidents: incidents.filter((i) => i.domainId === domainId && i.end > now - DAY) };
 }
 
+/** A read put off by MIN_INTERVAL_MS, to be made when it has passed. */
+let later = null;
+
 /** Reads the chart again when the domain changed or the clock moved a minute, and draws it. */
 export async function followRum(force = false) {
   const select = $('#rum-domain');
   if (!select || !select.value || !model.clock) return;
   const now = model.clock.now;
   const key = `${select.value}|${Math.floor(now / 60_000)}`;
-  if (!force && (key === readFor || performance.now() - readAt < MIN_INTERVAL_MS)) return;
+  if (!force && key === readFor) return;
+  const wait = MIN_INTERVAL_MS - (performance.now() - readAt);
+  if (!force && wait > 0) {
+    // Too soon: once, when the interval has passed (no event may come to ask again).
+    later ??= setTimeout(() => {
+      later = null;
+      followRum().catch(() => undefined);
+    }, wait);
+    return;
+  }
   readFor = key;
   readAt = performance.now();
   data = await read(Number(select.value), now);

@@ -5,15 +5,14 @@ import { ApiFailure, api, dialogUntil } from './api.js';
 import { $, h, toast } from './dom.js';
 import { sandboxNameProblem } from './base.js';
 import { PATHS, SANDBOX, SANDBOXES, pageUrlOf } from './paths.js';
-import { resumePolling, stopPolling } from './refresh.js';
+import { resumeLive, stopLive } from './live.js';
 
-/** Sandboxes come and go rarely: the list is read again this often, and when the user opens it. */
-const LIST_EVERY_MS = 10_000;
-let listedAt = -Infinity;
+/** Set when the list must be read again: at first, and when the event stream says a sandbox came or went. */
+let stale = true;
 let listing = null;
 /** The last answer of GET /_emulator/sandboxes. */
 let known = null;
-/** The options last drawn, so that a poll does not redraw a list the user may have open. */
+/** The options last drawn, so that a read does not redraw a list the user may have open. */
 let drawn = '';
 
 const managed = (name = '') => `${PATHS.control}/sandboxes${name ? `/${name}` : ''}`;
@@ -34,15 +33,24 @@ export function wireSandboxes() {
   });
 }
 
-/** For the poll: reads the list when it is LIST_EVERY_MS old. */
+/**
+ * Reads the list when it may have changed. Sandboxes come and go rarely: the list is read at
+ * first, when the user opens it, and when the default world's event stream reports a sandbox
+ * created or deleted (a page in a sandbox hears of those only when the list is opened).
+ */
 export async function maybeReadSandboxes() {
-  if (performance.now() - listedAt < LIST_EVERY_MS) return;
+  if (!stale) return;
   await readSandboxes();
 }
 
+/** A sandbox.created or sandbox.deleted event: the list is read again with the next batch. */
+export function sandboxesChanged() {
+  stale = true;
+}
+
 function readSandboxes() {
-  // Set before asking, so that a failing read is retried at the same pace, not every poll.
-  listedAt = performance.now();
+  // A failing read is tried again at the next refresh, not at once.
+  stale = false;
   listing ??= api('GET', managed(), { inDefault: true })
     .then((list) => {
       known = list;
@@ -104,14 +112,14 @@ async function deleteSandbox() {
   if (SANDBOX === null) return;
   if (!confirm(`Delete sandbox '${SANDBOX}'? Its whole world goes: resources, clock, tokens, fault rules and journal. The page goes back to the default world.`)) return;
   // A request of this page after the delete would, with SANDBOXES=auto, make the sandbox again.
-  await stopPolling();
+  await stopLive();
   try {
     await api('DELETE', managed(SANDBOX), { inDefault: true });
   } catch (err) {
     // Someone else deleted it first: the outcome is the same.
     if (!(err instanceof ApiFailure && err.status === 404)) {
       toast(err instanceof ApiFailure ? err.describe() : String(err?.message ?? err), 'error');
-      resumePolling();
+      resumeLive();
       return;
     }
   }

@@ -3,7 +3,7 @@ import { api, askCredentials, forgetSession, signIn } from './api.js';
 import { $, h, toast } from './dom.js';
 import { emulatedNow, forgetEverything } from './model.js';
 import { PATHS } from './paths.js';
-import { act, refreshSoon } from './refresh.js';
+import { act, refreshSoon } from './live.js';
 
 export function wireSession() {
   $('#reset').addEventListener('click', () => {

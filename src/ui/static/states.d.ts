@@ -19,4 +19,4 @@ export interface Families {
 }
 export function family(state: string, isFinal: boolean | undefined, families: Families): Family;
 export function tablesOf(kindTables: unknown): Row[][];
-export function pathOf(kindTables: unknown, position: Position, previous?: Path): Path;
+export function pathOf(kindTables: unknown, position: Position, previous?: Path, startOutcome?: string): Path;

@@ -32,11 +32,11 @@ export function tablesOf(kindTables) {
  * The states a resource is going through, and which of them it is in: the table that holds
  * its current state with its next state right after (rows that a grid without monitors
  * skips may lie between; they are left out). A never-started resource: LOADED, then the
- * first start table ahead. `previous` is the path shown before: while the resource is still
- * on it, it stays, so a run keeps the path it was seen taking (the same final state can end
- * several tables).
+ * start table of `startOutcome` (how its start is set to end) ahead, or the first one.
+ * `previous` is the path shown before: while the resource is still on it, it stays, so a run
+ * keeps the path it was seen taking (the same final state can end several tables).
  */
-export function pathOf(kindTables, position, previous) {
+export function pathOf(kindTables, position, previous, startOutcome) {
   const { state } = position;
   const next = position.next?.state;
   // Still on the path shown before: its past is what was seen, so it is kept. LOADED is no
@@ -47,7 +47,10 @@ export function pathOf(kindTables, position, previous) {
     return { rows: previous.rows, current: k };
   }
   const tables = tablesOf(kindTables);
-  if (state === 'LOADED') return { rows: [{ state: 'LOADED' }, ...(tables[0] ?? [])], current: 0 };
+  if (state === 'LOADED') {
+    const configured = startOutcome === undefined ? undefined : kindTables?.start?.[startOutcome];
+    return { rows: [{ state: 'LOADED' }, ...((Array.isArray(configured) && configured) || tables[0] || [])], current: 0 };
+  }
   for (const rows of tables) {
     const i = rows.findIndex((row) => row.state === state);
     if (i < 0) continue;

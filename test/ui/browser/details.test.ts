@@ -76,6 +76,8 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard details', () => {
     await waitForText(page.locator('#clock-time'), '15:00:00');
     await page.locator('article[data-alert="demo-alert"] button[name=fire]').click();
     await waitForText(page.locator('article[data-alert="demo-alert"]'), 'last fired 2026-11-22 15:00:00');
+    // The page's own request (the fire) shows in its journal when asked for.
+    await page.locator('#journal-filter input[name=include]').check();
     await waitForText(page.locator('#journal tbody tr').first(), '15:00:00');
 
     // Fields whose display follows the browser's locale (en-US: "11/22/2026, 03:00:00 PM") are not used.
@@ -89,7 +91,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard details', () => {
     expect(text).toContain('15:00:00');
   });
 
-  it('holds every countdown still from the moment the clock is frozen, even when a poll read it running', async () => {
+  it('holds every countdown still from the moment the clock is frozen, even when a read saw it running', async () => {
     await open(async (s) => {
       const started = await s.app.inject({ method: 'POST', url: `${CLOUD}/grid/103/action`, headers: TOKEN, payload: { action: 'start' } });
       expect(started.statusCode).toBe(202);
@@ -99,8 +101,9 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard details', () => {
     const countdowns = page.locator('[data-countdown]');
     await countdowns.first().waitFor();
 
-    // From here the page's polls read the clock while it still runs, and their answers arrive
-    // only when released: the page has nothing but its own freeze to go by.
+    // From here the page's reads of the clock (a read of everything: the journal's refresh
+    // asks for one) happen while it still runs, and their answers arrive only when released:
+    // the page has nothing but its own freeze to go by.
     const held: Array<() => Promise<void>> = [];
     let holding = true;
     const isClockRead = (url: URL) => url.pathname === '/_emulator/clock';
@@ -110,7 +113,8 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard details', () => {
       held.push(() => route.fulfill({ response }));
     };
     await page.route(isClockRead, hold);
-    await waitUntil('a poll is held', async () => held.length > 0);
+    await page.locator('#journal-refresh').click();
+    await waitUntil('a read is held', async () => held.length > 0);
 
     await page.locator('#clock-freeze').click();
     await waitForText(page.locator('#clock-mode'), 'frozen');
@@ -135,8 +139,10 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard details', () => {
     await page.unroute(isClockRead, hold);
     await page.locator('button[data-advance="1000"]').click();
     await waitForText(page.locator('#clock-time'), new Date(frozenAt + 1000).toISOString().slice(11, 19));
-    // Two polls later the page has read everything the advance changed.
-    for (let poll = 0; poll < 2; poll++) await page.waitForResponse((r) => isClockRead(new URL(r.url())));
+    // A read of everything later, the page has read all the advance changed.
+    const read = page.waitForResponse((r) => isClockRead(new URL(r.url())));
+    await page.locator('#journal-refresh').click();
+    await read;
     expect(await page.evaluate(() => (window as unknown as { modesSeen: string[] }).modesSeen.filter((m) => m !== 'frozen'))).toEqual([]);
     expect(await page.locator('#clock-mode').textContent()).toBe('frozen');
     const after = await shown();

@@ -31,7 +31,8 @@ export async function serve(fixtures: Partial<State>, config: Partial<Config> = 
   return listen(await makeApp(fixtures, config));
 }
 
-async function listen(served: TestApp): Promise<Served> {
+/** Listens on a free local port: for an app a test adds routes to first. */
+export async function listen(served: TestApp): Promise<Served> {
   await served.app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = served.app.server.address() as AddressInfo;
   return { ...served, url: `http://127.0.0.1:${port}/_emulator/ui/` };
