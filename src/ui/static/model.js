@@ -23,8 +23,6 @@ export const model = {
   journal: { size: 0, total: 0, entries: [] },
   domains: [],
   annotations: [],
-  /** "kind:id" -> how its next start is configured to end: {start, next} (the fixture's outcome, the one chosen for the next start only). */
-  outcomes: new Map(),
   /** Set when the names of the resources (or the domains) must be read again. */
   catalogNeeded: true,
 };
@@ -94,6 +92,5 @@ export function forgetEverything() {
   model.seen.clear();
   model.serverGrid.clear();
   for (const kind of KINDS) model.views[kind].clear();
-  model.outcomes.clear();
   for (const fn of forgetters) fn();
 }

@@ -12,7 +12,7 @@ import { polling } from './live.js';
 import { applyClockEvent, forgetEverything, model, noteNow, onForget } from './model.js';
 import { reloadObjects } from './objects.js';
 import { PATHS } from './paths.js';
-import { acceptTransition, readChangedResources, readOutcomes, renderResources } from './resources.js';
+import { acceptTransition, readChangedResources, renderResources } from './resources.js';
 import { readCompositions, renderCompositions } from './compositions.js';
 import { maybeReadSandboxes, sandboxesChanged } from './sandboxes.js';
 import { followRum, renderRumChoices } from './rum.js';
@@ -86,7 +86,6 @@ export async function readAll() {
     readCompositions,
     ...(polling() ? [reloadAnnotationsIfJournaled] : []),
     maybeReadSandboxes,
-    readOutcomes,
     () => followRum(),
   ]);
   renderClock();
@@ -141,7 +140,7 @@ export async function onEvents(events) {
   if (due.has('clock')) reads.push(readClock);
   if (due.has('lifecycles')) reads.push(async () => {
     await readLifecycles();
-    await Promise.all([readChangedResources(), readOutcomes()]);
+    await readChangedResources();
   });
   if (due.has('alerts')) reads.push(readAlerts);
   if (due.has('faults')) reads.push(readFaults);

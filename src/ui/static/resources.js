@@ -14,8 +14,6 @@ const retryAt = new Map();
 const signature = (p) => `${p.state}|${p.since}|${p.next?.state ?? ''}|${p.next?.at ?? ''}`;
 /** "kind:id" -> the state in which a transition event brought the resource's view: no read needed in it. */
 const fresh = new Map();
-/** Set when the configured start outcomes must be read again (readOutcomes). */
-let outcomesStale = true;
 
 /**
  * A transition event of the world's stream: the card shows its state at once, and its view
@@ -32,8 +30,6 @@ export function acceptTransition(kind, event) {
     // When the next step is due is known again once the lifecycles are read.
     delete position.next;
   }
-  // A start uses up the outcome chosen for it.
-  if (position && model.outcomes.get(positionKey(kind, position.id))?.next) outcomesStale = true;
   if (position && KINDS.includes(kind) && event.view && typeof event.view === 'object') {
     model.views[kind].set(position.id, event.view);
     fresh.set(positionKey(kind, position.id), event.state);
@@ -117,29 +113,6 @@ export async function readChangedResources() {
 }
 
 /**
- * How each grid, environment and RSDB is configured to end its next start: the outcome chosen
- * for the next start only (PUT /_emulator/lifecycles/<kind>/<id>/next-start), else the
- * fixture's startOutcome. Read from the state export, the one answer that holds both, when
- * something may have changed them (the page opened, a reset or an import, a start that used up
- * a chosen outcome); nextStartText is the one place that interprets them.
- */
-export async function readOutcomes() {
-  if (!outcomesStale) return;
-  outcomesStale = false;
-  let state;
-  try {
-    state = await api('GET', `${PATHS.control}/state`);
-  } catch (err) {
-    outcomesStale = true;
-    throw err;
-  }
-  model.outcomes.clear();
-  for (const [kind, section] of [['grid', 'grids'], ['environment', 'environments'], ['rsdb', 'rsdbs']]) {
-    for (const r of state?.[section] ?? []) model.outcomes.set(positionKey(kind, r.id), { start: r.startOutcome, next: r.nextStartOutcome });
-  }
-}
-
-/**
  * What the resource's next start is set to end in, when that is not the success ("next start:
  * fails (ALLOCATE_FAILED)"); '' when it starts as usual or cannot be started now.
  */
@@ -154,11 +127,12 @@ export function nextStartText(kind, position) {
   return family(end, true, STATES) === 'failed' ? `next start: fails (${outcome})` : `next start: ${outcome}`;
 }
 
-/** The outcome the next start is set to end in: the one chosen for it, else the fixture's. */
-const configuredOutcome = (kind, id) => {
-  const configured = model.outcomes.get(positionKey(kind, id));
-  return configured?.next ?? configured?.start;
-};
+/**
+ * The outcome the next start is set to end in (the one chosen for that start only, else the
+ * resource's own), as GET /_emulator/lifecycles gives it in each resource's nextStart.
+ */
+const configuredOutcome = (kind, id) =>
+  model.lifecycles?.resources.find((r) => r.kind === kind && String(r.id) === String(id))?.nextStart?.outcome;
 
 const startable = (kind, position) => position.isFinal && (kind === 'grid' || !['RUNNING', 'ALLOCATED_DATABASE'].includes(position.state));
 
@@ -201,7 +175,6 @@ const cards = new Map();
 onForget(() => {
   retryAt.clear();
   fresh.clear();
-  outcomesStale = true;
   for (const container of ['#grids', '#environments', '#rsdbs']) $(container).replaceChildren();
   cards.clear();
   paths.clear();
@@ -252,7 +225,6 @@ function cardFrame(kind, id, { outcomes, extraActions = [] }) {
       const nextStartPath = `${PATHS.control}/lifecycles/${kind}/${id}/next-start`;
       if (chosen) {
         await api('PUT', nextStartPath, { body: { outcome: chosen } });
-        outcomesStale = true;
       }
       try {
         const result = await api('POST', base, { body: { action: 'start' } });

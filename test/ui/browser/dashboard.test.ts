@@ -228,8 +228,9 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     await row.locator('button', { hasText: 'remove' }).click();
     await waitForText(page.locator('#faults tbody'), 'no fault rule');
 
-    // A rule that hits the page's own reads: it says so once, and the rest keeps working.
-    await served.app.inject({ method: 'POST', url: '/_emulator/faults', payload: { id: 'grids-down', method: 'GET', path: `${CLOUD}/grid/*`, action: { status: 503 } } });
+    // A rule of scope all also hits the page's own reads (the default scope leaves them
+    // alone): it says so once, and the rest keeps working.
+    await served.app.inject({ method: 'POST', url: '/_emulator/faults', payload: { id: 'grids-down', method: 'GET', path: `${CLOUD}/grid/*`, action: { status: 503 }, scope: 'all' } });
     expected.push(/could not read: GET \/concerto\/services\/rest\/CloudService\/v1\/grid\/104 → 503/);
     await grid(104).locator('button[name=start]').click();
     await waitForText(page.locator('#toasts'), `could not read: GET /${CLOUD.slice(1)}/grid/104 → 503`);
