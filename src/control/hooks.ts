@@ -7,6 +7,8 @@ import { STATUS_OF } from '../http/errors.js';
 import { refuseUndecodable, requestArea } from '../http/areas.js';
 import type { FaultVerdict } from '../world/faults.js';
 import type { StateFileWriter } from '../world/persistence.js';
+import type { SeedWatch } from '../world/seed-watch.js';
+import type { State } from '../state.js';
 import { stopwatch } from '../core/clock.js';
 import { errorBody, sendError } from '../http/errors.js';
 import { PATHS, sandboxOf, type Area } from '../http/paths.js';
@@ -20,6 +22,7 @@ declare module '../http/fastify.js' {
     world: World;
     sandboxes: Sandboxes;
     statePersistence: StateFileWriter;
+    seedWatch: SeedWatch<State>;
   }
 }
 

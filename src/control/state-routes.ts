@@ -95,6 +95,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
         faultRules: world(request).faults.activeCount(),
         ...(world(request).config.stateFile !== undefined ? { stateFile: world(request).config.stateFile } : {}),
         ...(persistence ? { persistence } : {}),
+        ...(app.seedWatch ? { seed: app.seedWatch.status() } : {}),
       };
     },
   );

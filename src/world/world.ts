@@ -35,7 +35,7 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
   constructor(
     /** The emulated interfaces, in the order of the state's sections. */
     readonly interfaces: L,
-    private readonly seed: State,
+    private seed: State,
     readonly clock: ControllableClock,
     readonly config: Config,
     /** What the world holds at first, when not the seed (a state file, a sandbox's posted state). */
@@ -105,6 +105,15 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
     this.clock.setFrozen(this.startClock.frozen);
     this.faults.clear();
     this.journal.clear();
+  }
+
+  /**
+   * A new seed (the fixtures reloaded): this world is reset to it, and sandboxes forked from
+   * now on start from it. Worlds forked before keep the seed they started from.
+   */
+  reseed(seed: State): void {
+    this.seed = seed;
+    this.reset();
   }
 
   /**

@@ -27,23 +27,23 @@ describe('fixtures loader', () => {
 
   it('names the file, the JSON path and the problem of an invalid file', async () => {
     const dir = await folder({ 'bad.json': { users: [{ userName: 'a', password: 1 }] } });
-    await expect(loadFixtures(dir)).rejects.toThrow(/bad\.json: \$\.users\[0\]\.password: Expected string/);
+    await expect(loadFixtures(dir)).rejects.toThrow(/bad\.json:1:27: \$\.users\[0\]\.password: Expected string, got 1/);
   });
 
   it('refuses unknown top-level sections and unparseable JSON', async () => {
-    await expect(loadFixtures(await folder({ 'x.json': { gridz: [] } }))).rejects.toThrow(/x\.json: \$\.gridz/);
-    await expect(loadFixtures(await folder({ 'y.json': '{ "users": [' }))).rejects.toThrow(/y\.json: \$: not valid JSON/);
+    await expect(loadFixtures(await folder({ 'x.json': { gridz: [] } }))).rejects.toThrow(/x\.json:1:2: \$\.gridz: unknown key "gridz" \(did you mean 'grids'\?\)/);
+    await expect(loadFixtures(await folder({ 'y.json': '{ "users": [' }))).rejects.toThrow(/y\.json:1:13: \$: not valid JSON: the text ends where a value should be/);
   });
 
   it('refuses a "__proto__" key like any other unknown property, and changes no prototype', async () => {
     const text = '{"users":[{"userName":"a@example.com","password":"x","__proto__":{"tenant":"ACME"}}]}';
-    await expect(loadFixtures(await folder({ 'p.json': text }))).rejects.toThrow(/p\.json: \$\.users\[0\]\.__proto__: Unexpected property/);
+    await expect(loadFixtures(await folder({ 'p.json': text }))).rejects.toThrow(/p\.json:1:\d+: \$\.users\[0\]\.__proto__: unknown key "__proto__"/);
     expect(({} as { tenant?: string }).tenant).toBeUndefined();
   });
 
   it('refuses an id defined twice across files, naming both files', async () => {
     const dir = await folder({ 'a.json': { users: [user] }, 'b.json': { users: [user] } });
-    await expect(loadFixtures(dir)).rejects.toThrow(/b\.json: \$\.users: "a@example\.com" is also defined in .*a\.json/);
+    await expect(loadFixtures(dir)).rejects.toThrow(/b\.json:1:11: \$\.users\[0\]: duplicate users entry "a@example\.com"; also at .*a\.json:1:11 \$\.users\[0\]/);
   });
 
   it('refuses references to things that do not exist', () => {
@@ -58,7 +58,7 @@ describe('fixtures loader', () => {
     expect(state?.users).toEqual([{ ...user, tenant: 'Default' }]);
     // Only a leading one: anywhere else it is still a mistake.
     const later = await folder({ 'b.json': `{"users": []}\uFEFF` });
-    await expect(loadFixtures(later)).rejects.toThrow(/b\.json: \$: not valid JSON/);
+    await expect(loadFixtures(later)).rejects.toThrow(/b\.json:1:14: \$: not valid JSON: unexpected character U\+FEFF after the end of the JSON value/);
   });
 
   it('reports a missing folder clearly', async () => {
