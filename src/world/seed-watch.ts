@@ -61,6 +61,8 @@ export interface SeedWatchOptions<S> {
   log: Log;
   /** Also poll the folder this often (ms); 0: events only. */
   pollMs?: number;
+  /** Whether to listen to fs.watch events (default true; false: polling only, as where none arrive). */
+  events?: boolean;
   debounceMs?: number;
 }
 
@@ -101,6 +103,10 @@ export class SeedWatch<S> {
   start(): void {
     if (this.closed || this.state.watching) return;
     this.state = { ...this.state, watching: true };
+    if (this.options.events === false) {
+      this.startPolling(this.options.pollMs || FALLBACK_POLL_MS);
+      return;
+    }
     try {
       // Not persistent: a watcher alone never keeps the process running.
       this.watcher = watch(this.options.dir, { persistent: false }, (_event, name) => {
