@@ -57,17 +57,20 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   const fixtures = options.fixtures ?? emptyState();
   const world: ListedWorld = new World<Interfaces>(INTERFACES, fixtures, clock, config, opened?.persisted?.state as State | undefined);
   let seedTokens: { from: State; tokens: Set<string> } | undefined;
+  // What a new sandbox copies: the state file's state when there was one, until the fixtures are reloaded (WATCH).
+  let sandboxStart = opened?.persisted?.state as State | undefined;
   const sandboxes = new Sandboxes({
     mode: config.sandboxes,
     max: config.maxSandboxes,
     idleTimeoutMs: config.sandboxIdleTimeoutMs,
     // A new sandbox copies what the process started with: the state file's state when there
-    // was one, else the fixtures. Its reset goes back to the fixtures, as the default world's does.
-    create: (name, state) => world.fork(name, state ?? opened?.persisted?.state),
+    // was one, else the fixtures (the reloaded ones, with WATCH). Its reset goes back to the
+    // fixtures, as the default world's does.
+    create: (name, state) => world.fork(name, state ?? sandboxStart),
     now: wallClock,
     seedHasToken: (token) => {
       // The seed changes when the fixtures are reloaded (WATCH): its tokens are read again then.
-      const from = (opened?.persisted?.state ?? world.seedState) as State;
+      const from = sandboxStart ?? world.seedState;
       if (seedTokens?.from !== from) seedTokens = { from, tokens: new Set(from.tokens.map((t) => t.token)) };
       return seedTokens.tokens.has(token);
     },
@@ -162,6 +165,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
       inspect: () => inspectFixtures(fixturesFrom, { now: clock.now() }),
       apply: (seed) => {
         world.reseed(seed);
+        sandboxStart = undefined;
         // The `world.reloaded` event of the event stream is emitted here, once the default world is reset.
       },
       log: app.log,

@@ -152,3 +152,25 @@ describe('polling (WATCH_POLL_MS), for folders that raise no file events', () =>
     expect(watcher.status().watching).toBe(false);
   });
 });
+
+describe('WATCH with a state file', () => {
+  it('starts new sandboxes from the reloaded seed, not from the state the file held at start', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'watch-'));
+    const stateDir = await mkdtemp(join(tmpdir(), 'watch-state-'));
+    try {
+      await writeFile(join(dir, 'users.json'), usersFile('a'));
+      await writeFile(join(stateDir, 'state.json'), JSON.stringify({ users: [user('from-file')] }));
+      app = await watchedApp({ sandboxes: 'explicit', stateFile: join(stateDir, 'state.json'), stateFlushIntervalMs: 0 });
+      expect(userNames(app)).toEqual(['from-file@example.com']);
+      await writeFile(join(dir, 'users.json'), usersFile('b'));
+      await within(2000, () => userNames(app!).includes('b@example.com'));
+      expect((await app.inject({ method: 'PUT', url: '/_emulator/sandboxes/after' })).statusCode).toBe(201);
+      const state = (await app.inject({ method: 'GET', url: '/sandbox/after/_emulator/state' })).json() as State;
+      expect(state.users.map((u) => u.userName)).toEqual(['b@example.com']);
+    } finally {
+      await app?.close();
+      app = undefined;
+      await rm(stateDir, { recursive: true, force: true });
+    }
+  });
+});
