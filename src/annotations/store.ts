@@ -61,10 +61,12 @@ export const FIRST_ANNOTATION_ID = 1_000_000;
 export function annotationProblems(a: AnnotationSeed, i: number, now: number | undefined, report: (text: () => string) => void): void {
   // Runs once per seed annotation: the text is only made for a problem.
   const at = () => `$.annotations[${i}] (id ${a.id})`;
-  if ((a.start === undefined) === (a.startAgoMs === undefined)) {
-    report(() => `${at()}: give exactly one of start and startAgoMs (it has ${a.start === undefined ? 'neither' : 'both'})`);
-  }
-  if (a.end !== undefined && a.endAgoMs !== undefined) report(() => `${at()}: give at most one of end and endAgoMs (it has both)`);
+  const badStart = (a.start === undefined) === (a.startAgoMs === undefined);
+  const badEnd = a.end !== undefined && a.endAgoMs !== undefined;
+  if (badStart) report(() => `${at()}: give exactly one of start and startAgoMs (it has ${a.start === undefined ? 'neither' : 'both'})`);
+  if (badEnd) report(() => `${at()}: give at most one of end and endAgoMs (it has both)`);
+  // Which start or end is meant is unknown: their order cannot be judged.
+  if (badStart || badEnd) return;
   // Both relative, or both absolute: the order holds at any load time.
   const relative = a.startAgoMs !== undefined || a.endAgoMs !== undefined;
   const base = now ?? (a.startAgoMs !== undefined && a.endAgoMs !== undefined && a.start === undefined && a.end === undefined ? 0 : undefined);

@@ -132,9 +132,12 @@ const YIELD_MINUTES = 6 * 60;
  */
 export function incidentProblems(seed: IncidentSeed, i: number, now: number | undefined, report: (text: () => string) => void): void {
   const at = () => `$.incidents[${i}] (id ${seed.id})`;
-  const both = (a: unknown, b: unknown) => (a === undefined ? 'neither' : b === undefined ? '' : 'both');
-  if ((seed.start === undefined) === (seed.startAgoMs === undefined)) report(() => `${at()}: give exactly one of start and startAgoMs (it has ${both(seed.start, seed.startAgoMs)})`);
-  if ((seed.end === undefined) === (seed.endAgoMs === undefined)) report(() => `${at()}: give exactly one of end and endAgoMs (it has ${both(seed.end, seed.endAgoMs)})`);
+  const badStart = (seed.start === undefined) === (seed.startAgoMs === undefined);
+  const badEnd = (seed.end === undefined) === (seed.endAgoMs === undefined);
+  if (badStart) report(() => `${at()}: give exactly one of start and startAgoMs (it has ${seed.start === undefined ? 'neither' : 'both'})`);
+  if (badEnd) report(() => `${at()}: give exactly one of end and endAgoMs (it has ${seed.end === undefined ? 'neither' : 'both'})`);
+  // Which start or end is meant is unknown: their order cannot be judged.
+  if (badStart || badEnd) return;
   const relative = seed.startAgoMs !== undefined || seed.endAgoMs !== undefined;
   const allRelative = seed.start === undefined && seed.end === undefined;
   const base = now ?? (allRelative ? 0 : undefined);
