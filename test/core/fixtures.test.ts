@@ -71,3 +71,33 @@ describe('fixtures loader', () => {
     expect(jsonPath('/a b')).toBe('$["a b"]');
   });
 });
+
+describe('a posted state is checked by the same loader', () => {
+  it('lists every problem, the interfaces\' own rules included, with times relative to the world\'s now', async () => {
+    const { makeApp } = await import('../helpers/app.js');
+    const { app } = await makeApp();
+    try {
+      const annotation = { id: 1, title: 't', text: 'x', user: 'u', domainIds: [] };
+      const state = {
+        annotations: [
+          { ...annotation, startAgoMs: 1000, end: 5000 },
+          { ...annotation, id: 2, start: 1, startAgoMs: 2 },
+        ],
+        tokens: [{ token: 't', userName: 'ghost' }],
+        grids: [{ id: 1, name: 'g', startOutcome: 'CHEKED', servers: [] }],
+      };
+      const res = await app.inject({ method: 'PUT', url: '/_emulator/state', payload: state });
+      expect(res.statusCode).toBe(400);
+      const now = app.world.clock.now();
+      expect(res.json().message.split('\n')).toEqual([
+        'body: $.grids[0].servers: Expected array length to be greater or equal to 1, got []',
+        `body: $.grids[0].startOutcome: expected one of "CHECKED", "ALLOCATE_FAILED", "ALLOCATED_WITH_FAILURES", "CHECKED_WITH_FAILURES", "CHECKED_AND_DEPLOYING", "CHECKED_AND_TERMINATING", got "CHEKED" (did you mean 'CHECKED'?)`,
+        "body: $.tokens[0].userName: no user 'ghost'",
+        `body: $.annotations[0]: end (5000) is before start (${now - 1000}) (id 1)`,
+        'body: $.annotations[1]: give exactly one of start and startAgoMs (it has both) (id 2)',
+      ]);
+    } finally {
+      await app.close();
+    }
+  });
+});
