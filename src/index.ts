@@ -5,6 +5,7 @@ import { loadConfig, type Config, type ConfigKey } from './config.js';
 import { EmulatorClock, type ControllableClock } from './core/clock.js';
 import type { World } from './interfaces.js';
 import { emptyState, inspectFixtures, parseState, type State } from './state.js';
+import { FixtureError, MAX_CHECKED_PROBLEMS } from './core/fixtures.js';
 
 export { buildApp, type BuildAppOptions } from './app.js';
 export { ConfigError, ConfigSchema, SETTINGS, loadConfig, type Config, type ConfigKey, type SettingInfo } from './config.js';
@@ -100,7 +101,13 @@ export async function launch(
   let seed = options.seed;
   if (!seed) {
     const report = await inspectFixtures(config.fixturesDir, { now: clock.now() });
-    if (report.problems.count) throw report.problems.error(config.fixturesDir);
+    if (report.problems.count) {
+      const { problems } = report;
+      const listed = problems.error(config.fixturesDir);
+      const count = problems.unlisted === true ? `more than ${problems.listed.length}` : String(problems.count);
+      const header = `invalid fixtures, ${count} problem${problems.count === 1 ? '' : 's'} (\`cloud-emulator check\` lists up to ${MAX_CHECKED_PROBLEMS}):`;
+      throw new FixtureError(`${header}\n${listed.message}`, listed.problems, listed.unlisted);
+    }
     seed = report.state as State;
     warnings = report.warnings;
   }

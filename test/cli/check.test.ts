@@ -114,7 +114,8 @@ describe('check answers what a start would', () => {
       // The same problems, in the same words, with the file named.
       // (Times relative to the load are worked out at each one's own moment.)
       const digitless = (text: string) => text.replace(/\d{10,}/g, 'T');
-      const lines = (started as FixtureError).message.split('\n');
+      const [header, ...lines] = (started as FixtureError).message.split('\n');
+      expect(header).toMatch(/^invalid fixtures, \d+ problems? \(`cloud-emulator check` lists up to 200\):$/);
       for (const line of lines) expect(digitless(checked.err)).toContain(digitless(line));
       expect(lines[0].startsWith(dir)).toBe(true);
     }
