@@ -8,7 +8,8 @@ import { serializerOnFirstUse, validatorFactory } from './http/compile-on-first-
 import { World } from './world/world.js';
 import { Sandboxes } from './world/sandboxes.js';
 import { openStateFile } from './world/persistence.js';
-import { emptyState, parseState, type State } from './state.js';
+import { emptyState, inspectFixtures, parseState, type State } from './state.js';
+import { SeedWatch } from './world/seed-watch.js';
 import { installAuthGuard } from './repository/guard.js';
 import { AREAS, INTERFACES, type Interfaces, type World as ListedWorld } from './interfaces.js';
 import { installAreas } from './http/areas.js';
@@ -31,6 +32,11 @@ export interface BuildAppOptions {
   clock?: ControllableClock;
   /** The seed, already loaded (default: empty). */
   fixtures?: State;
+  /**
+   * The folder the seed was loaded from: the health check reports on it, and with WATCH its
+   * changes are reloaded. Absent: the seed came from no folder, and nothing is watched.
+   */
+  fixturesFrom?: string;
   /** Fastify's logger option (default: off). */
   logger?: FastifyServerOptions['logger'];
   loggerInstance?: FastifyServerOptions['loggerInstance'];
@@ -50,16 +56,24 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
       : await openStateFile(config.stateFile, config.fixturesDir, parseState, { mode: config.sandboxes, onUnloadable: config.stateFileSandboxes });
   const fixtures = options.fixtures ?? emptyState();
   const world: ListedWorld = new World<Interfaces>(INTERFACES, fixtures, clock, config, opened?.persisted?.state as State | undefined);
-  let seedTokens: Set<string> | undefined;
+  let seedTokens: { from: State; tokens: Set<string> } | undefined;
+  // What a new sandbox copies: the state file's state when there was one, until the fixtures are reloaded (WATCH).
+  let sandboxStart = opened?.persisted?.state as State | undefined;
   const sandboxes = new Sandboxes({
     mode: config.sandboxes,
     max: config.maxSandboxes,
     idleTimeoutMs: config.sandboxIdleTimeoutMs,
     // A new sandbox copies what the process started with: the state file's state when there
-    // was one, else the fixtures. Its reset goes back to the fixtures, as the default world's does.
-    create: (name, state) => world.fork(name, state ?? opened?.persisted?.state),
+    // was one, else the fixtures (the reloaded ones, with WATCH). Its reset goes back to the
+    // fixtures, as the default world's does.
+    create: (name, state) => world.fork(name, state ?? sandboxStart),
     now: wallClock,
-    seedHasToken: (token) => (seedTokens ??= new Set(((opened?.persisted?.state ?? fixtures) as State).tokens.map((t) => t.token))).has(token),
+    seedHasToken: (token) => {
+      // The seed changes when the fixtures are reloaded (WATCH): its tokens are read again then.
+      const from = (sandboxStart ?? world.seedState) as State;
+      if (seedTokens?.from !== from) seedTokens = { from, tokens: new Set(from.tokens.map((t) => t.token)) };
+      return seedTokens.tokens.has(token);
+    },
   });
   for (const s of opened?.persisted?.sandboxes ?? []) sandboxes.restore(s.name, world.fork(s.name, s.state), s.createdAt, s.lastUsedAt);
 
@@ -141,6 +155,26 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
       stores: (r) => r.world.stores,
       config,
     });
+  }
+  const { fixturesFrom } = options;
+  if (fixturesFrom === undefined) app.decorate('seedWatch', null);
+  else {
+    const seedWatch = new SeedWatch<State>({
+      dir: fixturesFrom,
+      // Checked at the time the seed would load, as at start.
+      inspect: () => inspectFixtures(fixturesFrom, { now: clock.now() }),
+      apply: (seed) => {
+        world.reseed(seed);
+        sandboxStart = undefined;
+        // The `world.reloaded` event of the event stream is emitted here, once the default world is reset.
+      },
+      log: app.log,
+      pollMs: config.watchPollMs,
+    });
+    app.decorate('seedWatch', seedWatch);
+    // Watchers and timers end with the app, so that a process (or a test run) can exit.
+    app.addHook('onClose', async () => seedWatch.close());
+    if (config.watch) seedWatch.start();
   }
   await app.register(controlRoutes, { prefix: CONTROL_PREFIX, world: (r) => r.world, sandboxes });
   await app.register(uiRoutes, { prefix: UI_PREFIX });

@@ -4,7 +4,8 @@ import { buildApp } from './app.js';
 import { loadConfig, type Config, type ConfigKey } from './config.js';
 import { EmulatorClock, type ControllableClock } from './core/clock.js';
 import type { World } from './interfaces.js';
-import { emptyState, loadFixtures, parseState, type State } from './state.js';
+import { emptyState, inspectFixtures, parseState, type State } from './state.js';
+import { FixtureError, MAX_CHECKED_PROBLEMS } from './core/fixtures.js';
 
 export { buildApp, type BuildAppOptions } from './app.js';
 export { ConfigError, ConfigSchema, SETTINGS, loadConfig, type Config, type ConfigKey, type SettingInfo } from './config.js';
@@ -94,9 +95,30 @@ export async function launch(
   config: Config,
   options: { seed?: State; clock?: ControllableClock; logger?: FastifyServerOptions['logger'] } = {},
 ): Promise<RunningEmulator> {
-  const seed = options.seed ?? (await loadFixtures(config.fixturesDir));
   const clock = options.clock ?? new EmulatorClock();
-  const app = await buildApp({ config, clock, fixtures: seed, logger: options.logger ?? false });
+  // The same loader as `check` and a reload: every problem of every file at once, checked at the time the seed loads.
+  let warnings: string[] = [];
+  let seed = options.seed;
+  if (!seed) {
+    const report = await inspectFixtures(config.fixturesDir, { now: clock.now() });
+    if (report.problems.count) {
+      const { problems } = report;
+      const listed = problems.error(config.fixturesDir);
+      const count = problems.unlisted === true ? `more than ${problems.listed.length}` : String(problems.count);
+      const header = `invalid fixtures, ${count} problem${problems.count === 1 ? '' : 's'} (\`cloud-emulator check\` lists up to ${MAX_CHECKED_PROBLEMS}):`;
+      throw new FixtureError(`${header}\n${listed.message}`, listed.problems, listed.unlisted);
+    }
+    seed = report.state as State;
+    warnings = report.warnings;
+  }
+  const app = await buildApp({
+    config,
+    clock,
+    fixtures: seed,
+    ...(options.seed ? {} : { fixturesFrom: config.fixturesDir }),
+    logger: options.logger ?? false,
+  });
+  for (const warning of warnings) app.log.warn(warning);
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {

@@ -12,11 +12,11 @@ import { readBody, slicesOf, type WorkerAnswer, type WorkerSlice } from './world
 const port = parentPort;
 if (!port) throw new Error('state-worker.js runs as a worker thread only');
 
-port.once('message', ({ body, where }: { body: Uint8Array; where: string }) => {
+port.once('message', ({ body, where, now }: { body: Uint8Array; where: string; now?: number }) => {
   const send = (message: WorkerAnswer | WorkerSlice) => port.postMessage(message);
   let read;
   try {
-    read = readBody(Buffer.from(body.buffer, body.byteOffset, body.byteLength), where, STATE.parse);
+    read = readBody(Buffer.from(body.buffer, body.byteOffset, body.byteLength), where, STATE.parse, now);
   } catch (err) {
     send({ kind: 'error', fixture: err instanceof FixtureError, message: (err as Error).message });
     return;

@@ -1,7 +1,7 @@
 import { Type, type Static, type TObject, type TPartial } from '@sinclair/typebox';
 import { literals } from './core/schema.js';
 import { INTERFACES } from './interfaces.js';
-import { stateFormat, type WorldSections } from './world/state.js';
+import { stateFormat, type FolderReport, type LoadOptions, type WorldSections } from './world/state.js';
 import { FaultRuleInputSchema, type FaultRuleInput } from './world/fault-schemas.js';
 import { FaultStore } from './world/faults.js';
 import { NextStartBodySchema, START_OUTCOMES, STARTABLE_KINDS, type StartableKind } from './provisioning/schemas.js';
@@ -99,6 +99,9 @@ export const SECTION_NAMES = STATE.sectionNames as readonly SectionName[];
 export const INTERFACE_SECTION_NAMES = SECTION_NAMES.filter((name) => !(name in WORLD_SECTIONS.schemas));
 
 export const emptyState = (): State => STATE.empty() as State;
-export const parseState = (data: unknown, where: string, options?: { owned?: boolean }): State => STATE.parse(data, where, options) as State;
-export const loadFixtures = async (dir: string): Promise<State> => (await STATE.load(dir)) as State;
+export const parseState = (data: unknown, where: string, options?: { owned?: boolean; now?: number }): State => STATE.parse(data, where, options) as State;
+export const loadFixtures = async (dir: string, options?: LoadOptions): Promise<State> => (await STATE.load(dir, options)) as State;
+/** Every problem of a fixture folder, without throwing them: what start, `check` and a reload run. */
+export const inspectFixtures = async (dir: string, options?: LoadOptions): Promise<FolderReport<State>> =>
+  (await STATE.inspect(dir, options)) as FolderReport<State>;
 export const consistencyProblems = (state: State): { listed: string[]; total: number } => STATE.consistencyProblems(state);

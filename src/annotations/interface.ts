@@ -1,5 +1,5 @@
 import type { Interface } from '../http/interface.js';
-import { AnnotationStore } from './store.js';
+import { AnnotationStore, annotationProblems } from './store.js';
 import { AnnotationSectionsSchema } from './schemas.js';
 import { ANNOTATIONS_PREFIX, annotationRoutes } from './routes.js';
 import { annotationObjects } from './objects.js';
@@ -23,6 +23,10 @@ export const annotations: Interface<'annotations', typeof AnnotationSectionsSche
         if (!keys.domains.has(d)) problem(() => `$.annotations[${i}].domainIds[${j}]: no domain ${d}`);
       }
     }
+  },
+  checks(state, { now }, problem) {
+    const { annotations: list } = state;
+    for (let i = 0; i < list.length; i++) annotationProblems(list[i], i, now, problem);
   },
   build: (state, { clock }) => new AnnotationStore(state, clock),
   objects: annotationObjects,

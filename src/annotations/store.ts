@@ -54,15 +54,33 @@ function isDistinct(domainIds: readonly number[]): boolean {
 /** The first id handed out: ids of the real service have seven digits or more. */
 export const FIRST_ANNOTATION_ID = 1_000_000;
 
-/** The problems of the annotation at `i` of a seed (see annotationSeedProblems), added to `into`. */
-function seedProblems(a: AnnotationSeed, i: number, now: number, into: string[]): void {
+/**
+ * The problems of the annotation at `i` of a seed, each reported through `report`. `now`
+ * resolves the relative times; without it, only what holds at any load time is checked.
+ */
+export function annotationProblems(a: AnnotationSeed, i: number, now: number | undefined, report: (text: () => string) => void): void {
   // Runs once per seed annotation: the text is only made for a problem.
   const at = () => `$.annotations[${i}] (id ${a.id})`;
-  if ((a.start === undefined) === (a.startAgoMs === undefined)) into.push(`${at()}: give exactly one of start and startAgoMs`);
-  if (a.end !== undefined && a.endAgoMs !== undefined) into.push(`${at()}: give at most one of end and endAgoMs`);
-  const start = a.start ?? (a.startAgoMs !== undefined ? now - a.startAgoMs : undefined);
-  const end = a.end ?? (a.endAgoMs !== undefined ? now - a.endAgoMs : undefined);
-  if (start !== undefined && end !== undefined && end < start) into.push(`${at()}: end (${end}) is before start (${start})`);
+  const badStart = (a.start === undefined) === (a.startAgoMs === undefined);
+  const badEnd = a.end !== undefined && a.endAgoMs !== undefined;
+  if (badStart) report(() => `${at()}: give exactly one of start and startAgoMs (it has ${a.start === undefined ? 'neither' : 'both'})`);
+  if (badEnd) report(() => `${at()}: give at most one of end and endAgoMs (it has both)`);
+  // Which start or end is meant is unknown: their order cannot be judged.
+  if (badStart || badEnd) return;
+  // Both relative, or both absolute: the order holds at any load time.
+  const relative = a.startAgoMs !== undefined || a.endAgoMs !== undefined;
+  const base = now ?? (a.startAgoMs !== undefined && a.endAgoMs !== undefined && a.start === undefined && a.end === undefined ? 0 : undefined);
+  if (relative && base === undefined) return;
+  const start = a.start ?? (a.startAgoMs !== undefined ? (base as number) - a.startAgoMs : undefined);
+  const end = a.end ?? (a.endAgoMs !== undefined ? (base as number) - a.endAgoMs : undefined);
+  if (start !== undefined && end !== undefined && end < start) {
+    report(() => (relative && now === undefined ? `${at()}: endAgoMs (${a.endAgoMs}) is longer ago than startAgoMs (${a.startAgoMs})` : `${at()}: end (${end}) is before start (${start})`));
+  }
+}
+
+/** The problems of the annotation at `i` of a seed (see annotationProblems), added to `into`. */
+function seedProblems(a: AnnotationSeed, i: number, now: number, into: string[]): void {
+  annotationProblems(a, i, now, (text) => into.push(text()));
 }
 
 /**

@@ -100,8 +100,8 @@ export function helpText(): string {
 Usage:
   cloud-emulator [options]              start the server
   cloud-emulator check [DIR] [options]  validate a fixture folder (DIR, else --fixtures,
-                                        FIXTURES_DIR or the bundled seed) and exit:
-                                        0 valid, 1 invalid
+                                        FIXTURES_DIR or the bundled seed) as a start would,
+                                        listing every problem, and exit: 0 valid, 1 invalid
 
 Options (each may also be set by its environment variable; the option wins):
 ${options}

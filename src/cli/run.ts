@@ -1,5 +1,7 @@
 import { loadConfig } from '../config.js';
-import { loadFixtures, SECTION_NAMES } from '../state.js';
+import { inspectFixtures, SECTION_NAMES, type State } from '../state.js';
+import { MAX_CHECKED_PROBLEMS } from '../core/fixtures.js';
+import { wallClock } from '../core/clock.js';
 import { version } from '../config.js';
 import { helpText, parseArgs, UsageError } from './args.js';
 import { serve, userFacingStartupError } from './serve.js';
@@ -40,16 +42,25 @@ export async function runCli(
       case 'check': {
         const config = loadConfig(env, command.overrides);
         const dir = command.dir ?? config.fixturesDir;
+        let report;
         try {
-          const state = await loadFixtures(dir);
-          const counts = SECTION_NAMES.filter((name) => state[name].length).map((name) => `${state[name].length} ${name}`);
-          output.out(`OK ${dir}: ${counts.join(', ') || 'empty'}\n`);
-          return 0;
+          // What a start now would run, on the same loader, listing up to MAX_CHECKED_PROBLEMS.
+          report = await inspectFixtures(dir, { now: wallClock(), maxListed: MAX_CHECKED_PROBLEMS });
         } catch (err) {
           const message = userFacingStartupError(err);
           if (!message) throw err;
           return fail(`invalid fixtures:\n${message}`, 1);
         }
+        for (const warning of report.warnings) output.err(`cloud-emulator: warning: ${warning}\n`);
+        const { problems } = report;
+        if (problems.count) {
+          const count = problems.unlisted === true ? `more than ${problems.listed.length}` : String(problems.count);
+          return fail(`invalid fixtures, ${count} problem${problems.count === 1 ? '' : 's'}:\n${problems.error(dir).message}`, 1);
+        }
+        const state = report.state as State;
+        const counts = SECTION_NAMES.filter((name) => state[name].length).map((name) => `${state[name].length} ${name}`);
+        output.out(`OK ${dir}: ${counts.join(', ') || 'empty'}\n`);
+        return 0;
       }
       case 'serve':
         await serve(command.overrides, env);

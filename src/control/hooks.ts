@@ -8,6 +8,8 @@ import { refuseUndecodable, requestArea } from '../http/areas.js';
 import type { FaultTarget, FaultVerdict } from '../world/faults.js';
 import { fromDashboard } from '../world/journal.js';
 import type { StateFileWriter } from '../world/persistence.js';
+import type { SeedWatch } from '../world/seed-watch.js';
+import type { State } from '../state.js';
 import { stopwatch } from '../core/clock.js';
 import { errorBody, sendError } from '../http/errors.js';
 import { PATHS, sandboxOf, type Area } from '../http/paths.js';
@@ -21,6 +23,7 @@ declare module '../http/fastify.js' {
     world: World;
     sandboxes: Sandboxes;
     statePersistence: StateFileWriter;
+    seedWatch: SeedWatch<State>;
   }
 }
 

@@ -84,7 +84,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandboxes: Sandboxes; wo
         // Imports into this sandbox wait for one another; those into other worlds do not wait for them.
         const { importQueueMax, importQueueMaxBytes } = world(request).config;
         const bounds = { maxBodies: importQueueMax, maxBytes: importQueueMaxBytes };
-        const read = body === undefined || body === null ? undefined : await readStateBody(body, 'body', parseState, name, bounds);
+        const read = body === undefined || body === null ? undefined : await readStateBody(body, 'body', parseState, name, bounds, world(request).clock.now());
         if (read?.kind === 'invalid-json') throw new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY();
         if (read?.kind === 'not-object') {
           throw invalid('body: expected a JSON object with the state sections (users, tokens, grids, ...), or no body for the seed');

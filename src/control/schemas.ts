@@ -74,6 +74,32 @@ export const PersistenceStatusSchema = Type.Object(
   { additionalProperties: false, description: 'the state file, when STATE_FILE is set' },
 );
 
+export const SeedProblemSchema = Type.Object(
+  {
+    file: Type.Optional(Type.String({ description: 'the fixture file' })),
+    line: Type.Optional(Type.Integer({ minimum: 1 })),
+    column: Type.Optional(Type.Integer({ minimum: 1 })),
+    path: Type.String({ description: 'JSON path in the file, e.g. $.grids[0].name' }),
+    message: Type.String(),
+    text: Type.String({ description: 'the problem as one line, as `check` prints it: FILE:LINE:COLUMN: PATH: MESSAGE' }),
+  },
+  { additionalProperties: false },
+);
+
+export const SeedStatusSchema = Type.Object(
+  {
+    status: Type.Union([Type.Literal('ok'), Type.Literal('error')], {
+      description: "'error' while the fixtures folder, as it is now, cannot be loaded (WATCH): the last good seed is kept",
+    }),
+    problems: Type.Array(SeedProblemSchema, { description: 'what is wrong with the folder (while error), at most 10' }),
+    unlisted: Type.Union([Type.Integer({ minimum: 0 }), Type.Boolean()], { description: 'how many more problems there are, not listed (true: more, not counted)' }),
+    loadedAt: Type.String({ format: 'date-time', description: 'when the seed in use was loaded, real time' }),
+    checkedAt: Type.String({ format: 'date-time', description: 'when the folder was last read, real time' }),
+    watching: Type.Boolean({ description: 'whether changes to the folder are watched (WATCH)' }),
+  },
+  { additionalProperties: false, description: 'the seed read from the fixtures folder, when the emulator was started from one' },
+);
+
 export const HealthSchema = Type.Object(
   {
     status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')], { description: "'degraded' (with status 503) while the state file cannot be written" }),
@@ -84,6 +110,7 @@ export const HealthSchema = Type.Object(
     faultRules: Type.Integer({ description: 'active fault rules' }),
     stateFile: Type.Optional(Type.String({ description: 'where the state is persisted, when STATE_FILE is set' })),
     persistence: Type.Optional(PersistenceStatusSchema),
+    seed: Type.Optional(SeedStatusSchema),
   },
   { additionalProperties: false },
 );

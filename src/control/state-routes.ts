@@ -95,6 +95,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
         faultRules: world(request).faults.activeCount(),
         ...(world(request).config.stateFile !== undefined ? { stateFile: world(request).config.stateFile } : {}),
         ...(persistence ? { persistence } : {}),
+        ...(app.seedWatch ? { seed: app.seedWatch.status() } : {}),
       };
     },
   );
@@ -164,7 +165,8 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
         if (body === null || body === undefined) throw badRequest(NOT_A_STATE);
         // A bad state throws a domain error (400), which the error handler answers.
         const { importQueueMax, importQueueMaxBytes } = world(request).config;
-        const read = await readStateBody(body, 'body', parseState, request.sandbox ?? '', { maxBodies: importQueueMax, maxBytes: importQueueMaxBytes });
+        const bounds = { maxBodies: importQueueMax, maxBytes: importQueueMaxBytes };
+        const read = await readStateBody(body, 'body', parseState, request.sandbox ?? '', bounds, world(request).clock.now());
         if (read.kind === 'invalid-json') throw new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY();
         if (read.kind !== 'state') throw badRequest(NOT_A_STATE);
         const counts = sectionCounts(read.state);

@@ -2,12 +2,37 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Kind, type TSchema, type Static } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { Value } from '@sinclair/typebox/value';
 import { DomainError } from './errors.js';
+import { didYouMean } from './suggest.js';
+import { jsonSyntaxError, locatePointers, pointerOf, pointerSegments, positionsOf } from './json-text.js';
+
+/**
+ * One problem of a seed, a state file or a posted state: where it is (the file, when it came
+ * from one; the JSON pointer in it; line and column, worked out only for the problems
+ * listed), and what is wrong. A duplicate names the other place too (`also`).
+ */
+export interface Problem {
+  /** The file, as named to the loader; absent for a posted state (then `where` says what it was). */
+  file?: string;
+  /** JSON pointer ("/grids/0/name") of the value in its file or body. */
+  pointer: string;
+  message: string;
+  line?: number;
+  column?: number;
+  also?: { file?: string; pointer: string; line?: number; column?: number };
+}
 
 /** A seed, state file or posted state that is not a valid state; over HTTP, a 400. */
 export class FixtureError extends DomainError {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** The problems listed in the message, when it lists problems. */
+    readonly problems: readonly Problem[] = [],
+    /** How many more there are, not listed (true: more, not counted). */
+    readonly unlisted: number | boolean = 0,
+  ) {
     super('invalid', message);
     this.name = 'FixtureError';
   }
@@ -18,13 +43,47 @@ export function jsonPath(pointer: string): string {
   if (!pointer) return '$';
   return (
     '$' +
-    pointer
-      .split('/')
-      .slice(1)
-      .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    pointerSegments(pointer)
       .map((part) => (/^\d+$/.test(part) ? `[${part}]` : /^[A-Za-z_$][\w$]*$/.test(part) ? `.${part}` : `[${JSON.stringify(part)}]`))
       .join('')
   );
+}
+
+/**
+ * "$.grids[0].servers[1].cloudType" -> "/grids/0/servers/1/cloudType": the path at the start
+ * of a problem's text, as the interfaces' reference checks write it. Undefined when `text`
+ * does not start with one.
+ */
+export function leadingPath(text: string): { pointer: string; note?: string; message: string } | undefined {
+  if (!text.startsWith('$')) return undefined;
+  const segments: string[] = [];
+  let i = 1;
+  while (i < text.length) {
+    if (text[i] === '.') {
+      const m = /^[A-Za-z_$][\w$]*/.exec(text.slice(i + 1, i + 201));
+      if (!m) break;
+      segments.push(m[0]);
+      i += 1 + m[0].length;
+    } else if (text[i] === '[') {
+      const close = text.indexOf(']', i);
+      if (close === -1) break;
+      const inner = text.slice(i + 1, close);
+      if (/^\d+$/.test(inner)) segments.push(inner);
+      else if (inner.startsWith('"')) {
+        try {
+          segments.push(JSON.parse(inner) as string);
+        } catch {
+          break;
+        }
+      } else break;
+      i = close + 1;
+    } else break;
+  }
+  const rest = text.slice(i);
+  // "$.annotations[3] (id 7): ..." -- a note on the entry before the colon.
+  const m = /^(?: \(([^)]{0,200})\))?: /.exec(rest);
+  if (!m) return undefined;
+  return { pointer: pointerOf(segments), ...(m[1] !== undefined ? { note: m[1] } : {}), message: rest.slice(m[0].length) };
 }
 
 /**
@@ -35,14 +94,108 @@ export function jsonPath(pointer: string): string {
 export const MAX_LISTED_PROBLEMS = 10;
 
 /**
+ * How many `cloud-emulator check` lists: a person fixing a folder wants to see every problem
+ * of it in one run, and a check serves nobody else meanwhile.
+ */
+export const MAX_CHECKED_PROBLEMS = 200;
+
+/**
  * The message for a list of problems (each already prefixed), at most MAX_LISTED_PROBLEMS of
  * them. `unlisted` is how many more there are, or true when there are more but they were not
  * counted.
  */
-export function problemMessage(where: string, listed: readonly string[], unlisted: number | boolean): string {
+export function problemMessage(where: string, listed: readonly string[], unlisted: number | boolean, max = MAX_LISTED_PROBLEMS): string {
   const tail =
     unlisted === true ? [`${where}: and more problems, not listed`] : unlisted ? [`${where}: and ${unlisted} more problem${unlisted === 1 ? '' : 's'}, not listed`] : [];
-  return [...listed.slice(0, MAX_LISTED_PROBLEMS), ...tail].join('\n');
+  return [...listed.slice(0, max), ...tail].join('\n');
+}
+
+/** "FILE:LINE:COLUMN" (or what it has of them), or `where` for a problem of no file. */
+function placeOf(p: { file?: string; line?: number; column?: number }, where: string): string {
+  const file = p.file ?? where;
+  return p.line === undefined ? file : `${file}:${p.line}:${p.column}`;
+}
+
+/**
+ * One problem as a line: `FILE:LINE:COLUMN: $.path: message`, the form editors and terminals
+ * make clickable; a posted state has no file, and is named by `where` (`body: $.path: ...`).
+ */
+export function formatProblem(p: Problem, where = ''): string {
+  const also = p.also ? `; also at ${p.also.file === undefined ? '' : `${placeOf(p.also, where)} `}${jsonPath(p.also.pointer)}` : '';
+  return `${placeOf(p, where)}: ${jsonPath(p.pointer)}: ${p.message}${also}`;
+}
+
+/** Collects problems: the first `max` in full, the rest only counted. */
+export class ProblemList {
+  readonly listed: Problem[] = [];
+  /** More were found than listed, and not all were counted. */
+  uncounted = false;
+  private total = 0;
+  constructor(readonly max = MAX_LISTED_PROBLEMS) {}
+
+  get full(): boolean {
+    return this.listed.length >= this.max;
+  }
+  get count(): number {
+    return this.total;
+  }
+  get unlisted(): number | boolean {
+    return this.uncounted ? true : this.total - this.listed.length;
+  }
+  /** `make` runs only for a problem that is listed. */
+  add(make: () => Problem): void {
+    if (this.total++ < this.max) this.listed.push(make());
+  }
+  /** The error that lists them, prefixed by `where` where a problem has no file of its own. */
+  error(where: string): FixtureError {
+    const lines = this.listed.map((p) => formatProblem(p, where));
+    return new FixtureError(problemMessage(where, lines, this.unlisted, this.max), this.listed, this.unlisted);
+  }
+}
+
+/** A value as a problem quotes it: JSON, shortened to about `max` characters. */
+export function preview(value: unknown, max = 60): string {
+  const shallow = (v: unknown, depth: number): string => {
+    if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? String(v);
+    if (depth > 1) return Array.isArray(v) ? '[…]' : '{…}';
+    if (Array.isArray(v)) return `[${v.slice(0, 4).map((e) => shallow(e, depth + 1)).join(',')}${v.length > 4 ? ',…' : ''}]`;
+    const keys = Object.keys(v);
+    const shown = keys.slice(0, 4).map((k) => `${JSON.stringify(k)}:${shallow((v as Record<string, unknown>)[k], depth + 1)}`);
+    return `{${shown.join(',')}${keys.length > 4 ? ',…' : ''}}`;
+  };
+  const text = shallow(value, 0);
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** What a schema accepts, as a problem says it: `"A", "B"` for constants, else types. */
+function accepted(schema: TSchema): string {
+  if (schema.const !== undefined) return JSON.stringify(schema.const);
+  if (Array.isArray(schema.anyOf)) return (schema.anyOf as TSchema[]).map(accepted).join(' or ');
+  const type = schema[Kind] === 'Integer' ? 'integer' : schema.type ?? String(schema[Kind] ?? 'value').toLowerCase();
+  if (type === 'string' && schema.pattern) return `a string matching ${schema.pattern}`;
+  if (type === 'array' || type === 'object' || type === 'integer') return `an ${type}`;
+  return `a ${type}`;
+}
+
+/** A TypeBox error as a person reads it: the allowed values of a choice, a near key for an unknown one, the value given. */
+function describeError(error: ValueError): string {
+  const got = error.value === undefined ? '' : `, got ${preview(error.value)}`;
+  if (error.type === ValueErrorType.Union && Array.isArray(error.schema.anyOf)) {
+    const members = error.schema.anyOf as TSchema[];
+    if (members.every((m) => m.const !== undefined)) {
+      const values = members.map((m) => m.const as unknown);
+      const near = typeof error.value === 'string' ? didYouMean(error.value, values.filter((v): v is string => typeof v === 'string')) : '';
+      return `expected one of ${values.map((v) => JSON.stringify(v)).join(', ')}${got}${near}`;
+    }
+    return `expected ${accepted(error.schema)}${got}`;
+  }
+  if (error.type === ValueErrorType.ObjectAdditionalProperties) {
+    const key = pointerSegments(error.path).pop() ?? '';
+    const known = Object.keys((error.schema.properties as Record<string, unknown> | undefined) ?? {});
+    const near = didYouMean(key, known);
+    return `unknown key ${JSON.stringify(key)}${near || (known.length && known.length <= 12 ? ` (allowed: ${known.join(', ')})` : '')}`;
+  }
+  return `${error.message}${got}`;
 }
 
 const checkers = new WeakMap<TSchema, TypeCheck<TSchema>>();
@@ -143,60 +296,111 @@ export function fillDefaults(schema: TSchema, value: unknown): unknown {
 }
 
 /**
+ * Reports the schema problems of a value (defaults already filled in) through `add`, until
+ * `full()`: whether there are more is then answered as true without counting them. The errors
+ * come one at a time, so this stops after the first few distinct paths instead of listing (and
+ * comparing) every error of a body that may hold hundreds of thousands. Answers whether the
+ * value is valid.
+ */
+export function schemaProblems(
+  schema: TSchema,
+  value: unknown,
+  add: (pointer: string, message: string) => void,
+  full: () => boolean,
+): { valid: boolean; more: boolean } {
+  const checker = checkerOf(schema);
+  if (checker.Check(value)) return { valid: true, more: false };
+  const paths = new Set<string>();
+  for (const error of checker.Errors(value)) {
+    if (paths.has(error.path)) continue;
+    if (full()) return { valid: false, more: true };
+    paths.add(error.path);
+    add(error.path, describeError(error));
+  }
+  return { valid: false, more: false };
+}
+
+/** Whether a value (defaults filled in) is valid, by the compiled checker. */
+export function isValid(schema: TSchema, value: unknown): boolean {
+  return checkerOf(schema).Check(value);
+}
+
+/** A RangeError from cloning or checking data nested thousands deep, as a problem. */
+export function tooDeep(where: string): FixtureError {
+  return new FixtureError(`${where}: $: nested too deeply`, [{ pointer: '', message: 'nested too deeply' }]);
+}
+
+/**
  * Validates `data` against `schema` (after filling defaults) and returns it typed. Reports
  * the first few problems, each with its JSON path, prefixed by `where` (a file name). Unless
  * `owned` (data nobody else holds, such as a file just parsed), the defaults go into a copy.
  */
 export function validate<T extends TSchema>(schema: T, data: unknown, where: string, { owned = false } = {}): Static<T> {
   let value: unknown;
+  const problems = new ProblemList();
   try {
     value = fillDefaults(schema, owned ? data : Value.Clone(data));
-    if (checkerOf(schema).Check(value)) return value as Static<T>;
+    const { valid, more } = schemaProblems(schema, value, (pointer, message) => problems.add(() => ({ pointer, message })), () => problems.full);
+    if (valid) return value as Static<T>;
+    problems.uncounted = more;
   } catch (err) {
     // Cloning and checking recurse: data nested thousands deep overflows the stack.
-    if (err instanceof RangeError) throw new FixtureError(`${where}: $: nested too deeply`);
+    if (err instanceof RangeError) throw tooDeep(where);
     throw err;
   }
-  // The errors come one at a time, so this stops after the first few distinct paths instead
-  // of listing (and comparing) every error of a body that may hold hundreds of thousands.
-  const paths = new Set<string>();
-  const problems: string[] = [];
-  let more = false;
-  for (const error of checkerOf(schema).Errors(value)) {
-    if (paths.has(error.path)) continue;
-    if (problems.length === MAX_LISTED_PROBLEMS) {
-      more = true;
-      break;
-    }
-    paths.add(error.path);
-    problems.push(`${where}: ${jsonPath(error.path)}: ${error.message}`);
-  }
-  throw new FixtureError(problemMessage(where, problems, more));
+  throw problems.error(where);
 }
 
-/** Reads every *.json file of `dir` (in name order), each validated against `schema`. */
-export async function readFixtureFiles<T extends TSchema>(
-  dir: string,
-  schema: T,
-): Promise<Array<{ file: string; data: Static<T> }>> {
+/** A fixture file as read: its text, without a leading byte-order mark. */
+export interface FixtureText {
+  file: string;
+  text: string;
+}
+
+/**
+ * The text of every *.json file of `dir` (except *.schema.json), in name order. Throws a
+ * FixtureError when the folder cannot be read; a file that cannot be read is a problem of its own.
+ */
+export async function readFixtureTexts(dir: string): Promise<{ files: FixtureText[]; unreadable: Problem[] }> {
   let names: string[];
   try {
     names = (await readdir(dir)).filter((n) => n.endsWith('.json') && !n.endsWith('.schema.json')).sort();
   } catch (err) {
     throw new FixtureError(`cannot read fixtures folder ${dir}: ${(err as Error).message}`);
   }
-  return Promise.all(
-    names.map(async (name) => {
+  const unreadable: Problem[] = [];
+  const read = await Promise.all(
+    names.map(async (name): Promise<FixtureText | undefined> => {
       const file = join(dir, name);
-      let parsed: unknown;
       try {
         // Editors on some systems start a UTF-8 file with a byte-order mark, which JSON.parse refuses.
-        parsed = JSON.parse((await readFile(file, 'utf8')).replace(/^\uFEFF/, ''));
+        return { file, text: (await readFile(file, 'utf8')).replace(/^\uFEFF/, '') };
       } catch (err) {
-        throw new FixtureError(`${file}: $: not valid JSON: ${(err as Error).message}`);
+        // A file removed between the listing and the read (an editor saving it) is simply not there.
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') unreadable.push({ file, pointer: '', message: `cannot be read: ${(err as Error).message}` });
+        return undefined;
       }
-      // Just parsed, so nobody else holds it: the defaults go in without a copy.
-      return { file, data: validate(schema, parsed, file, { owned: true }) };
     }),
   );
+  return { files: read.filter((f): f is FixtureText => f !== undefined), unreadable };
+}
+
+/** Parses a JSON text; when it is not JSON, the problem with its line and column. */
+export function parseJsonText(file: string | undefined, text: string): { data: unknown } | { problem: Problem } {
+  try {
+    return { data: JSON.parse(text) as unknown };
+  } catch (err) {
+    const syntax = jsonSyntaxError(text);
+    const offset = syntax?.offset ?? 0;
+    const [{ line, column }] = positionsOf(text, [offset]);
+    return { problem: { file, pointer: '', message: `not valid JSON: ${syntax?.message ?? (err as Error).message}`, line, column } };
+  }
+}
+
+/** Fills in the line and column of the problems listed that lie in `text` (one pass over it). */
+export function locateProblems(text: string, problems: ReadonlyArray<{ pointer: string; line?: number; column?: number }>): void {
+  const todo = problems.filter((p) => p.line === undefined);
+  if (!todo.length) return;
+  const offsets = locatePointers(text, todo.map((p) => pointerSegments(p.pointer)));
+  positionsOf(text, offsets).forEach((position, k) => Object.assign(todo[k], position));
 }

@@ -72,6 +72,14 @@ export interface InterfaceModel<Name extends string = string, Sections extends S
   readonly keys: { readonly [K in keyof Sections]: (item: Static<Sections[K]>[number]) => string | number };
   /** References between its own sections that point at nothing: each reported through `problem`. */
   references?(state: SectionsOf<Sections>, keys: { readonly [K in keyof Sections]: SectionKeys }, problem: (text: () => string) => void): void;
+  /**
+   * Rules of its own entries that the schema cannot express (exactly one of start and
+   * startAgoMs, a range that ends before it starts...): each reported through `problem`, as
+   * `$.section[i]...: what is wrong`. `now` is when the state would be loaded (absent: check
+   * only what holds at any moment). Its store may refuse the same, but this is what the loader,
+   * `check` and an import report, every problem at once.
+   */
+  checks?(state: SectionsOf<Sections>, context: { now?: number }, problem: (text: () => string) => void): void;
   /** A fresh store from a state (validated, and only read: the store copies what it changes). */
   build(state: SectionsOf<Sections>, context: BuildContext<Config>): Store;
   /** Its sections of the state, their sizes and a snapshot, from its store. */

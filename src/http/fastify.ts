@@ -29,6 +29,8 @@ declare module 'fastify' {
     sandboxes: Filled<'sandboxes'>;
     /** The state file's writer (control/persistence.ts); null without STATE_FILE. */
     statePersistence: Filled<'statePersistence'> | null;
+    /** The seed's fixtures folder and its live reload (world/seed-watch.ts); null when the seed came from no folder. */
+    seedWatch: Filled<'seedWatch'> | null;
   }
   interface FastifyRequest {
     /** The world that serves this request: the default one, or the sandbox its path names. */

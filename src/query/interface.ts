@@ -2,7 +2,7 @@ import type { SectionKeys } from '../core/interface.js';
 import { domainApiKey } from '../core/app-keys.js';
 import type { Interface } from '../http/interface.js';
 import { QuerySectionsSchema, type QueryDomain } from './schemas.js';
-import { QueryStore } from './store.js';
+import { QueryStore, incidentProblems } from './store.js';
 import { QUERY_PREFIX, queryRoutes } from './routes.js';
 
 /**
@@ -40,6 +40,9 @@ export const query: Interface<'query', typeof QuerySectionsSchema, QueryStore> =
     state.incidents.forEach((m, i) => {
       if (!domains?.has(m.domainId)) problem(() => `$.incidents[${i}].domainId: no domain ${m.domainId}`);
     });
+  },
+  checks(state, { now }, problem) {
+    state.incidents.forEach((seed, i) => incidentProblems(seed, i, now, problem));
   },
   // The domains come from the annotations store, which comes before this one in the list.
   build: (state, { clock, stores }) => {

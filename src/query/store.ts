@@ -126,6 +126,27 @@ function statistics(ys: number[]): { yMin: number; yMax: number; ySum: number; y
 /** Minutes of fresh data a query works out before it lets other requests in (six hours: about 25 ms for a breakdown by 11 countries). */
 const YIELD_MINUTES = 6 * 60;
 
+/**
+ * The problems of the incident at `i` of a seed, each reported through `report`. `now`
+ * resolves the relative times; without it, only what holds at any load time is checked.
+ */
+export function incidentProblems(seed: IncidentSeed, i: number, now: number | undefined, report: (text: () => string) => void): void {
+  const at = () => `$.incidents[${i}] (id ${seed.id})`;
+  const badStart = (seed.start === undefined) === (seed.startAgoMs === undefined);
+  const badEnd = (seed.end === undefined) === (seed.endAgoMs === undefined);
+  if (badStart) report(() => `${at()}: give exactly one of start and startAgoMs (it has ${seed.start === undefined ? 'neither' : 'both'})`);
+  if (badEnd) report(() => `${at()}: give exactly one of end and endAgoMs (it has ${seed.end === undefined ? 'neither' : 'both'})`);
+  // Which start or end is meant is unknown: their order cannot be judged.
+  if (badStart || badEnd) return;
+  const relative = seed.startAgoMs !== undefined || seed.endAgoMs !== undefined;
+  const allRelative = seed.start === undefined && seed.end === undefined;
+  const base = now ?? (allRelative ? 0 : undefined);
+  if (relative && base === undefined) return;
+  const start = seed.start ?? (base as number) - (seed.startAgoMs ?? 0);
+  const end = seed.end ?? (base as number) - (seed.endAgoMs ?? 0);
+  if (end <= start) report(() => `${at()}: end (${end}) is not after start (${start})`);
+}
+
 export class QueryStore {
   /** Requests per token in the current rate-limit window; a reset starts them afresh. */
   readonly rateLimits = new RateCounters();
@@ -145,12 +166,9 @@ export class QueryStore {
     const now = clock.now();
     const problems: string[] = [];
     this.incidents = state.incidents.map((seed, i) => {
-      const at = `$.incidents[${i}] (id ${seed.id})`;
-      if ((seed.start === undefined) === (seed.startAgoMs === undefined)) problems.push(`${at}: give exactly one of start and startAgoMs`);
-      if ((seed.end === undefined) === (seed.endAgoMs === undefined)) problems.push(`${at}: give exactly one of end and endAgoMs`);
+      incidentProblems(seed, i, now, (text) => problems.push(text()));
       const start = seed.start ?? now - (seed.startAgoMs ?? 0);
       const end = seed.end ?? now - (seed.endAgoMs ?? 0);
-      if (end <= start) problems.push(`${at}: end (${end}) is not after start (${start})`);
       return { ...seed, start, end };
     });
     if (problems.length) throw new FixtureError(problems.join('\n'));

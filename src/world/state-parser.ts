@@ -31,7 +31,7 @@ const SLICES_AHEAD = 4;
  * skipped, `__proto__` and `constructor.prototype` keys refused), then parseState. Throws
  * parseState's FixtureError for a JSON object that is not a valid state.
  */
-export function readBody<S>(body: Buffer, where: string, parseState: ParseState<S>): StateBody<S> {
+export function readBody<S>(body: Buffer, where: string, parseState: ParseState<S>, now?: number): StateBody<S> {
   let data: unknown;
   try {
     data = secureJsonParse(body.toString('utf8'), { protoAction: 'error', constructorAction: 'error' });
@@ -40,7 +40,8 @@ export function readBody<S>(body: Buffer, where: string, parseState: ParseState<
   }
   if (data === null || data === '') return { kind: 'empty' };
   if (typeof data !== 'object' || Array.isArray(data)) return { kind: 'not-object' };
-  return { kind: 'state', state: parseState(data, where) };
+  // `now`: times relative to the load are checked against the time the state is imported at.
+  return { kind: 'state', state: parseState(data, where, now === undefined ? undefined : { now }) };
 }
 
 /** Where the worker's code is, and how to start it. */
@@ -141,8 +142,9 @@ const UNBOUNDED: ImportBounds = { maxBodies: Number.MAX_SAFE_INTEGER, maxBytes: 
 /**
  * Reads a posted state: on this thread when it is small, else in a worker thread, after the
  * imports into the same world (`world`: its sandbox name, '' for the default one) that came
- * before it. Throws a FixtureError (a 400) for a JSON object that is not a valid state, and
- * an `unavailable` DomainError (503, Retry-After) when the bounds are reached.
+ * before it. `now`: the world's time, which times relative to the load are checked against.
+ * Throws a FixtureError (a 400) for a JSON object that is not a valid state, and an
+ * `unavailable` DomainError (503, Retry-After) when the bounds are reached.
  */
 export async function readStateBody<S>(
   body: Buffer,
@@ -150,10 +152,11 @@ export async function readStateBody<S>(
   parseState: ParseState<S>,
   world = '',
   bounds: ImportBounds = UNBOUNDED,
+  now?: number,
 ): Promise<StateBody<S>> {
   const worker = body.length >= threshold ? workerEntry() : null;
-  if (!worker) return readBody(body, where, parseState);
-  return imports.run(world, body.length, bounds, () => readInWorker(worker, body, where) as Promise<StateBody<S>>);
+  if (!worker) return readBody(body, where, parseState, now);
+  return imports.run(world, body.length, bounds, () => readInWorker(worker, body, where, now) as Promise<StateBody<S>>);
 }
 
 /** What the worker sends first: the outcome, or the shape of the state whose slices follow. */
@@ -165,7 +168,7 @@ export type WorkerAnswer =
 /** A slice of a section, or null once every slice has been sent. */
 export type WorkerSlice = { name: string; items: unknown[] } | null;
 
-async function readInWorker({ url, execArgv }: WorkerEntry, body: Buffer, where: string): Promise<StateBody> {
+async function readInWorker({ url, execArgv }: WorkerEntry, body: Buffer, where: string, now?: number): Promise<StateBody> {
   const worker = new Worker(url, { ...(execArgv ? { execArgv } : {}) });
   const received: unknown[] = [];
   const waiting: Array<{ resolve: (message: unknown) => void; reject: (err: Error) => void }> = [];
@@ -189,7 +192,7 @@ async function readInWorker({ url, execArgv }: WorkerEntry, body: Buffer, where:
   try {
     // A body of its own (as Fastify's parser hands a large one over) is moved, not copied.
     const owns = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength;
-    worker.postMessage({ body, where }, owns ? [body.buffer as ArrayBuffer] : []);
+    worker.postMessage({ body, where, now }, owns ? [body.buffer as ArrayBuffer] : []);
     const answer = (await next()) as WorkerAnswer;
     if (answer.kind === 'error') throw answer.fixture ? new FixtureError(answer.message) : new Error(answer.message);
     if (answer.kind !== 'state') return answer;

@@ -1,5 +1,18 @@
 import { Type, type Static, type TObject, type TOptional, type TPartial, type TSchema, type TString } from '@sinclair/typebox';
-import { FixtureError, MAX_LISTED_PROBLEMS, problemMessage, readFixtureFiles, validate } from '../core/fixtures.js';
+import { Value } from '@sinclair/typebox/value';
+import {
+  ProblemList,
+  fillDefaults,
+  formatProblem,
+  isValid,
+  leadingPath,
+  locateProblems,
+  parseJsonText,
+  readFixtureTexts,
+  schemaProblems,
+  tooDeep,
+  type Problem,
+} from '../core/fixtures.js';
 import type { AnyInterfaceModel, SectionKeys, SectionSchemasOf } from '../core/interface.js';
 
 /**
@@ -29,8 +42,29 @@ export type Demo = Static<typeof DemoSchema>;
 /** A state of some list of interfaces, as the world handles it without knowing which. */
 export type State = { $schema?: string; demo?: Demo } & { [section: string]: unknown };
 
+/**
+ * What the loader is told besides the data. `now`: the moment the state would be loaded at,
+ * which times relative to the load (`startAgoMs`, ...) are checked against (a start passes its
+ * clock's time, `check` the wall clock's); absent, only what holds at any moment is checked.
+ * `maxListed`: how many problems are listed (default MAX_LISTED_PROBLEMS).
+ */
+export interface LoadOptions {
+  now?: number;
+  maxListed?: number;
+}
+
 /** Reads and validates a whole state, naming `where` in its errors (a FixtureError). */
-export type ParseState<S = State> = (data: unknown, where: string, options?: { owned?: boolean }) => S;
+export type ParseState<S = State> = (data: unknown, where: string, options?: { owned?: boolean; now?: number }) => S;
+
+/** What a look at a fixture folder found: the state when it is valid, every problem (up to the bound), warnings. */
+export interface FolderReport<S> {
+  state?: S;
+  problems: ProblemList;
+  /** Not errors: a folder with no fixture file, say. */
+  warnings: string[];
+  /** The fixture files read, in name order. */
+  files: string[];
+}
 
 export interface StateFormat<T extends TObject, S = Static<T>> {
   /** The sections, in export order. */
@@ -42,42 +76,45 @@ export interface StateFormat<T extends TObject, S = Static<T>> {
   /** A state with every section empty. */
   empty(): S;
   /**
-   * Validates a whole state (a PUT of /_emulator/state, a state file). `owned`: nobody else
-   * holds `data` (a file just parsed), so its defaults go in without copying it first.
+   * Validates a whole state (a PUT of /_emulator/state, a state file), as inspect checks a
+   * folder. `owned`: nobody else holds `data` (a file just parsed), so its defaults go in
+   * without copying it first.
    */
   parse: ParseState<S>;
+  /** Reads and merges every fixture file of a folder into one state; throws a FixtureError listing the problems (see inspect). */
+  load(dir: string, options?: LoadOptions): Promise<S>;
   /**
-   * Reads and merges every fixture file of a folder into one state. An id defined twice, in
-   * one file or two, is refused naming both places; the identities found on the way serve
-   * the reference checks too.
+   * Reads a fixture folder and reports every problem of every file at once, each with its
+   * file, line and column: JSON syntax, the schema, an id defined twice (in one file or two,
+   * naming both places), references to things that do not exist, and what each interface
+   * checks of its entries (`checks`). What start, reload, `check` and an import all run.
+   * Throws a FixtureError only when the folder itself cannot be read.
    */
-  load(dir: string): Promise<S>;
-  /** Duplicates and references to things that do not exist (see below). */
+  inspect(dir: string, options?: LoadOptions): Promise<FolderReport<S>>;
+  /** Duplicates, references to things that do not exist, and the interfaces' checks, of a valid state. */
   consistencyProblems(state: S): { listed: string[]; total: number };
 }
 
-/** Collects problems: the first MAX_LISTED_PROBLEMS as text, the rest only counted. */
-function problemList() {
-  const listed: string[] = [];
-  let total = 0;
-  return {
-    problem: (text: () => string) => {
-      if (total++ < MAX_LISTED_PROBLEMS) listed.push(text());
-    },
-    result: () => ({ listed, total }),
-  };
+/** One input of the loader: a fixture file, or a whole posted state. */
+interface Source {
+  file?: string;
+  /** The text, when there is one to find lines and columns in. */
+  text?: string;
+  data: unknown;
 }
 
-/** Throws the problems found, if any, prefixed by `where`. */
-function throwProblems(where: string, { listed, total }: { listed: string[]; total: number }): void {
-  if (total) throw new FixtureError(problemMessage(where, listed.map((p) => `${where}: ${p}`), total - listed.length));
+/** Where entries of a merged section came from: `count` entries of one source. */
+interface Segment {
+  source: number;
+  merged: number;
+  /** Their indexes in the source's section, when not consecutive (invalid ones were left out). */
+  locals?: number[];
+  count: number;
 }
-
 
 /** The whole state of a list of interfaces. */
 export type StateOfList<L extends readonly AnyInterfaceModel[]> = Static<StateSchemaOf<L>>;
 
-/** The state format of a list of interfaces: their sections, in the order of the list. */
 /** The schema of the whole state of a list of interfaces (and of the world's own sections `X`). */
 export type StateSchemaOf<L extends readonly AnyInterfaceModel[]> = TObject<
   { $schema: TOptional<TString>; demo: TOptional<typeof DemoSchema> } & SectionSchemasOf<L>
@@ -101,6 +138,10 @@ export interface WorldSections {
   readonly apply?: (state: Record<string, unknown>) => void;
 }
 
+
+/** An entry's place in the loader's sources, packed in one number (sources are few, entries fewer than 2^32). */
+const PACK = 2 ** 32;
+
 /**
  * The state format of a list of interfaces, and of the world's own sections when given (the
  * schema's type then names the interfaces' sections only: the caller that adds sections
@@ -118,7 +159,7 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
     }
   }
   for (const name of Object.keys(world?.schemas ?? {})) {
-    if (name in sections || name === '$schema') throw new Error(`the world's section '${name}' is already a section of the state`);
+    if (name in sections || name === '$schema' || name === 'demo') throw new Error(`the world's section '${name}' is already a section of the state`);
     sections[name] = world!.schemas[name];
     keyOf[name] = world!.keys[name];
   }
@@ -129,72 +170,236 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
   ) as unknown as StateSchemaOf<L>;
   const fileSchema = Type.Partial(schema, { additionalProperties: false });
   const empty = (): S => Object.fromEntries(sectionNames.map((name) => [name, []])) as unknown as S;
-
-  /** References to things that do not exist, given the identities of every section: each interface checks its own. */
-  const referenceProblems = (state: S, keys: Record<SectionName, SectionKeys>, problem: (text: () => string) => void): void => {
-    for (const i of interfaces) i.references?.(state, keys, problem);
-    world?.problems?.(state as Record<string, unknown>, keys, problem);
-  };
+  const itemSchemas: Record<string, TSchema> = Object.fromEntries(
+    sectionNames.map((name) => [name, (sections[name] as TSchema & { items: TSchema }).items]),
+  );
 
   /**
-   * Problems a schema cannot see: duplicates and references to things that do not exist. Lists
-   * the first MAX_LISTED_PROBLEMS and counts the rest, so a state with a million of them costs
-   * no more than one pass.
+   * Everything a state can be refused for, over one or more sources (the files of a folder, a
+   * posted state), listed into `problems`: the schema; ids defined twice; then, over the
+   * entries that are valid, references and each interface's checks. Answers the merged state
+   * (only of use when there are no problems). A single valid source is its own state, uncopied,
+   * so that a large import costs what the schema check and one pass over its ids cost.
    */
-  const consistencyProblems = (state: S): { listed: string[]; total: number } => {
-    const { problem, result } = problemList();
-    const keys = {} as Record<SectionName, Set<string | number>>;
+  const examine = (sources: Source[], schemaOfSource: TSchema, problems: ProblemList, options: LoadOptions): Record<string, unknown> => {
+    /** The source of each problem (and `also` place) listed, for its line and column. */
+    const owners = new Map<object, number>();
+    const fileOf = (k: number) => (sources[k].file !== undefined ? { file: sources[k].file } : {});
+    const add = (k: number, pointer: string, message: string, also?: { source: number; pointer: string }) =>
+      problems.add(() => {
+        const p: Problem = { ...fileOf(k), pointer, message };
+        owners.set(p, k);
+        if (also) {
+          p.also = { ...fileOf(also.source), pointer: also.pointer };
+          owners.set(p.also, also.source);
+        }
+        return p;
+      });
+
+    // 1. Each source against the schema; of an invalid one, the entries valid by themselves.
+    const kept: Array<Record<string, number[]> | undefined> = [];
+    sources.forEach((source, k) => {
+      try {
+        source.data = fillDefaults(schemaOfSource, source.data);
+        const { valid, more } = schemaProblems(schemaOfSource, source.data, (pointer, message) => add(k, pointer, message), () => problems.full);
+        if (more) problems.uncounted = true;
+        if (valid) return;
+      } catch (err) {
+        // Filling and checking recurse: data nested thousands deep overflows the stack.
+        if (!(err instanceof RangeError)) throw err;
+        add(k, '', 'nested too deeply');
+      }
+      const keep: Record<string, number[]> = {};
+      const data = source.data as Record<string, unknown> | null;
+      for (const name of sectionNames) {
+        const items = data !== null && typeof data === 'object' ? data[name] : undefined;
+        const indexes: number[] = (keep[name] = []);
+        if (!Array.isArray(items)) continue;
+        for (let i = 0; i < items.length; i++) {
+          try {
+            if (isValid(itemSchemas[name], items[i])) indexes.push(i);
+          } catch (err) {
+            if (!(err instanceof RangeError)) throw err;
+          }
+        }
+      }
+      kept[k] = keep;
+    });
+
+    // 2. One state of every valid entry, and where each came from.
+    const itemsOf = (k: number, name: string): unknown[] => {
+      const data = sources[k].data as Record<string, unknown> | null;
+      const items = data !== null && typeof data === 'object' ? data[name] : undefined;
+      return Array.isArray(items) ? items : [];
+    };
+    const alone = sources.length === 1 && kept[0] === undefined;
+    let state: Record<string, unknown>;
+    const segments: Record<string, Segment[]> = {};
+    if (alone) state = sources[0].data as Record<string, unknown>;
+    else {
+      state = {};
+      for (const name of sectionNames) {
+        const into: unknown[] = [];
+        state[name] = into;
+        const list: Segment[] = (segments[name] = []);
+        sources.forEach((_, k) => {
+          const items = itemsOf(k, name);
+          const locals = kept[k]?.[name];
+          const count = locals ? locals.length : items.length;
+          if (!count) return;
+          list.push({ source: k, merged: into.length, count, ...(locals ? { locals } : {}) });
+          if (locals) for (const i of locals) into.push(items[i]);
+          else for (let i = 0; i < items.length; i++) into.push(items[i]);
+        });
+      }
+    }
+    /** The source, and the index in it, of the entry at `merged` of a section. */
+    const originOf = (name: string, merged: number): { source: number; local: number } | undefined => {
+      if (alone) return { source: 0, local: merged };
+      const list = segments[name];
+      if (!list) return undefined;
+      let lo = 0;
+      let hi = list.length - 1;
+      while (lo <= hi) {
+        const mid = (lo + hi) >> 1;
+        const seg = list[mid];
+        if (merged < seg.merged) hi = mid - 1;
+        else if (merged >= seg.merged + seg.count) lo = mid + 1;
+        else return { source: seg.source, local: seg.locals ? seg.locals[merged - seg.merged] : merged - seg.merged };
+      }
+      return undefined;
+    };
+
+    // 3. Ids defined twice, among the entries whose id can be read (every valid one, and an invalid one that has it).
+    const keys: Record<string, Map<string | number, number>> = {};
     for (const name of sectionNames) {
-      keys[name] = new Set();
-      ((state as Record<string, never[]>)[name]).forEach((item, i) => {
-        const key = keyOf[name](item);
-        if (keys[name].has(key)) problem(() => `$.${name}[${i}]: duplicate ${name} entry ${JSON.stringify(key)}`);
-        keys[name].add(key);
+      const seen = (keys[name] = new Map<string | number, number>());
+      const keyOfEntry = keyOf[name];
+      sources.forEach((_, k) => {
+        const items = itemsOf(k, name);
+        const checked = kept[k] === undefined;
+        for (let i = 0; i < items.length; i++) {
+          let key: unknown;
+          if (checked) key = keyOfEntry(items[i] as never);
+          else {
+            try {
+              key = keyOfEntry(items[i] as never);
+            } catch {
+              continue;
+            }
+            if (typeof key !== 'string' && (typeof key !== 'number' || Number.isNaN(key))) continue;
+          }
+          const earlier = seen.get(key as string | number);
+          if (earlier === undefined) seen.set(key as string | number, k * PACK + i);
+          else {
+            const before = { source: Math.floor(earlier / PACK), local: earlier % PACK };
+            add(k, `/${name}/${i}`, `duplicate ${name} entry ${JSON.stringify(key)}`, { source: before.source, pointer: `/${name}/${before.local}` });
+          }
+        }
       });
     }
-    referenceProblems(state, keys, problem);
-    return result();
-  };
 
-  const parse: ParseState<S> = (data, where, { owned = false } = {}) => {
-    const state = validate(schema, { ...empty(), ...(data as object) }, where, { owned }) as S;
-    throwProblems(where, consistencyProblems(state));
-    world?.apply?.(state as Record<string, unknown>);
-    return state;
-  };
+    // The demo: described by one source at most.
+    let demoSource: number | undefined;
+    sources.forEach((source, k) => {
+      const data = source.data as { demo?: unknown } | null;
+      if (data === null || typeof data !== 'object' || data.demo === undefined) return;
+      if (demoSource === undefined) {
+        demoSource = k;
+        if (!alone) state.demo = data.demo;
+      } else add(k, '/demo', 'the demo is described by one file only', { source: demoSource, pointer: '/demo' });
+    });
 
-  const load = async (dir: string): Promise<S> => {
-    const files = await readFixtureFiles(dir, fileSchema);
-    const state = empty() as Record<string, never[]>;
-    const origins = {} as Record<SectionName, Map<string | number, string>>;
-    for (const name of sectionNames) origins[name] = new Map();
-    let demoFile: string | undefined;
-    for (const { file, data } of files) {
-      const demo = (data as { demo?: Demo }).demo;
-      if (demo !== undefined) {
-        if (demoFile !== undefined) throw new FixtureError(`${file}: $.demo: the demo is also described in ${demoFile}`);
-        demoFile = file;
-        (state as { demo?: Demo }).demo = demo;
-      }
-      for (const name of sectionNames) {
-        const items = ((data as Record<string, never[] | undefined>)[name] ?? []) as never[];
-        const origin = origins[name];
-        const into = state[name];
-        for (const item of items) {
-          const key = keyOf[name](item);
-          const earlier = origin.get(key);
-          if (earlier !== undefined) throw new FixtureError(`${file}: $.${name}: ${JSON.stringify(key)} is also defined in ${earlier}`);
-          origin.set(key, file);
-          into.push(item);
+    // 4. What each interface checks of the merged state: references, and its own rules. Their
+    // problems name a place in the merged state, which is put back into its file.
+    const problem = (text: () => string) =>
+      problems.add(() => {
+        const said = text();
+        const at = leadingPath(said);
+        if (!at) return { pointer: '', message: said };
+        const message = at.note ? `${at.message} (${at.note})` : at.message;
+        const [, section, index, ...rest] = at.pointer.split('/');
+        const origin = section !== undefined && index !== undefined && /^\d+$/.test(index) ? originOf(section, Number(index)) : undefined;
+        if (!origin) return { pointer: at.pointer, message };
+        const p: Problem = { ...fileOf(origin.source), pointer: ['', section, String(origin.local), ...rest].join('/'), message };
+        owners.set(p, origin.source);
+        return p;
+      });
+    for (const i of interfaces) i.references?.(state as never, keys as never, problem);
+    for (const i of interfaces) i.checks?.(state as never, { now: options.now }, problem);
+    world?.problems?.(state, keys as unknown as Record<SectionName, SectionKeys>, problem);
+
+    // 5. Lines and columns of the problems listed: one pass over each text that has some.
+    const bySource = new Map<number, Array<{ pointer: string; line?: number; column?: number }>>();
+    for (const p of problems.listed) {
+      for (const place of [p, p.also]) {
+        const k = place ? owners.get(place) : undefined;
+        if (place && k !== undefined && sources[k].text !== undefined) {
+          let list = bySource.get(k);
+          if (!list) bySource.set(k, (list = []));
+          list.push(place);
         }
       }
     }
-    const { problem, result } = problemList();
-    referenceProblems(state as S, origins, problem);
-    throwProblems(dir, result());
+    for (const [k, list] of bySource) locateProblems(sources[k].text as string, list);
+    return state;
+  };
+
+  /** Problems in the order of their files, then of their lines. */
+  const sortProblems = (problems: ProblemList, files: readonly string[]) => {
+    const rank = (p: Problem) => (p.file === undefined ? -1 : files.indexOf(p.file));
+    problems.listed.sort((a, b) => rank(a) - rank(b) || (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0));
+  };
+
+  const consistencyProblems = (state: S): { listed: string[]; total: number } => {
+    const problems = new ProblemList();
+    examine([{ data: state }], schema, problems, {});
+    return { listed: problems.listed.map((p) => formatProblem(p).replace(/^: /, '')), total: problems.count };
+  };
+
+  const parse: ParseState<S> = (data, where, { owned = false, now } = {}) => {
+    const problems = new ProblemList();
+    let whole: unknown;
+    try {
+      whole = { ...empty(), ...((owned ? data : Value.Clone(data)) as object) };
+    } catch (err) {
+      if (err instanceof RangeError) throw tooDeep(where);
+      throw err;
+    }
+    const state = examine([{ data: whole }], schema, problems, { now });
+    if (problems.count) throw problems.error(where);
     world?.apply?.(state);
     return state as S;
   };
 
-  return { sectionNames, schema, fileSchema, empty, parse, load, consistencyProblems };
+  const inspect = async (dir: string, options: LoadOptions = {}): Promise<FolderReport<S>> => {
+    const problems = new ProblemList(options.maxListed);
+    const { files, unreadable } = await readFixtureTexts(dir);
+    for (const p of unreadable) problems.add(() => p);
+    const sources: Source[] = [];
+    for (const { file, text } of files) {
+      const parsed = parseJsonText(file, text);
+      if ('problem' in parsed) problems.add(() => parsed.problem);
+      else sources.push({ file, text, data: parsed.data });
+    }
+    const names = files.map((f) => f.file);
+    const warnings = names.length === 0 && unreadable.length === 0 ? [`${dir}: no *.json fixture files: the emulator starts with an empty state`] : [];
+    const merged = examine(sources, fileSchema, problems, options);
+    sortProblems(problems, names);
+    if (problems.count) return { problems, warnings, files: names };
+    // A single file is its own state: the sections it leaves out are added, its $schema dropped.
+    const state = empty() as Record<string, unknown>;
+    for (const name of sectionNames) if (merged[name] !== undefined) state[name] = merged[name];
+    if (merged.demo !== undefined) state.demo = merged.demo;
+    world?.apply?.(state);
+    return { state: state as S, problems, warnings, files: names };
+  };
+
+  const load = async (dir: string, options: LoadOptions = {}): Promise<S> => {
+    const report = await inspect(dir, options);
+    if (report.problems.count) throw report.problems.error(dir);
+    return report.state as S;
+  };
+
+  return { sectionNames, schema, fileSchema, empty, parse, load, inspect, consistencyProblems };
 }

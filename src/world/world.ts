@@ -39,7 +39,7 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
   constructor(
     /** The emulated interfaces, in the order of the state's sections. */
     readonly interfaces: L,
-    private readonly seed: State,
+    private seed: State,
     readonly clock: ControllableClock,
     readonly config: Config,
     /** What the world holds at first, when not the seed (a state file, a sandbox's posted state). */
@@ -112,6 +112,15 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
     // The seed's rules, checked when the seed was read, start again with fresh counts and seeds' draws.
     this.faults.addAll(faultsOf(this.seed));
     this.journal.clear();
+  }
+
+  /**
+   * A new seed (the fixtures reloaded): this world is reset to it, and sandboxes forked from
+   * now on start from it. Worlds forked before keep the seed they started from.
+   */
+  reseed(seed: State): void {
+    this.seed = seed;
+    this.reset();
   }
 
   /**

@@ -138,7 +138,7 @@ describe('check', () => {
     const broken = await fixtureDir({ 'grids.json': '{ "grids": [ }' });
     const notJson = await cli(['check', broken]);
     expect(notJson.code).toBe(1);
-    expect(notJson.err).toContain(`${join(broken, 'grids.json')}: $: not valid JSON`);
+    expect(notJson.err).toContain(`${join(broken, 'grids.json')}:1:14: $: not valid JSON: unexpected '}' where a value should be`);
 
     const unknown = await fixtureDir({ 'x.json': { users: [], gridz: [] } });
     const extra = await cli(['check', unknown]);

@@ -194,8 +194,8 @@ describe('GET and PUT /_emulator/state', () => {
     expect(res.statusCode).toBe(400);
     const lines: string[] = res.json().message.split('\n');
     expect(lines).toHaveLength(11);
-    expect(lines[0]).toBe('body: $.grids[0]: Expected object');
-    expect(lines[9]).toBe('body: $.grids[9]: Expected object');
+    expect(lines[0]).toBe('body: $.grids[0]: Expected object, got 0');
+    expect(lines[9]).toBe('body: $.grids[9]: Expected object, got 0');
     expect(lines[10]).toBe('body: and more problems, not listed');
 
     const wrongFields = { ...authSeed(), grids: Array.from({ length: 5_000 }, (_, i) => ({ ...grid({ id: i + 1 }), monitors: 'yes' })) };
@@ -203,7 +203,7 @@ describe('GET and PUT /_emulator/state', () => {
     expect(fields.statusCode).toBe(400);
     const fieldLines: string[] = fields.json().message.split('\n');
     expect(fieldLines).toHaveLength(11);
-    expect(fieldLines[0]).toBe('body: $.grids[0].monitors: Expected boolean');
+    expect(fieldLines[0]).toBe('body: $.grids[0].monitors: Expected boolean, got "yes"');
     expect(fieldLines.at(-1)).toBe('body: and more problems, not listed');
     expect(await exportState()).toEqual(before);
   });
@@ -216,7 +216,7 @@ describe('GET and PUT /_emulator/state', () => {
     expect(res.statusCode).toBe(400);
     const lines: string[] = res.json().message.split('\n');
     expect(lines).toHaveLength(11);
-    expect(lines[0]).toBe('body: $.grids[1]: duplicate grids entry 101');
+    expect(lines[0]).toBe('body: $.grids[1]: duplicate grids entry 101; also at $.grids[0]');
     expect(lines[10]).toBe('body: and 4989 more problems, not listed');
 
     const tokens = Array.from({ length: 2 }, (_, i) => ({ token: `t${i}`, userName: 'ghost' }));
