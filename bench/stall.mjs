@@ -13,6 +13,7 @@
 //   node bench/stall.mjs            (after npm run build)   prints the table
 //   BENCH_STALL_ANNOTATIONS         annotations in the seed (default 200000)
 //   BENCH_STALL_INTERVAL_MS         STATE_FLUSH_INTERVAL_MS of the server (default 4000)
+//   BENCH_STALL_PARTS               comma-separated: write (a, a'), import (b, c, d) (default both)
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -108,7 +109,16 @@ const expect = (res, status, what) => {
  * Runs the stall part and returns the rows of its table (measure, value, detail, target, met).
  * `annotations` and `intervalMs` default to BENCH_STALL_ANNOTATIONS and BENCH_STALL_INTERVAL_MS.
  */
-export async function stallBench({ env = {}, annotations = num('BENCH_STALL_ANNOTATIONS', 200_000), intervalMs = num('BENCH_STALL_INTERVAL_MS', 4000), log = () => undefined } = {}) {
+export async function stallBench({
+  env = {},
+  annotations = num('BENCH_STALL_ANNOTATIONS', 200_000),
+  intervalMs = num('BENCH_STALL_INTERVAL_MS', 4000),
+  parts = (process.env.BENCH_STALL_PARTS || 'write,import').split(',').map((p) => p.trim()),
+  entry,
+  log = () => undefined,
+} = {}) {
+  for (const part of parts) if (!['write', 'import'].includes(part)) throw new Error(`BENCH_STALL_PARTS: unknown part '${part}' (known: write, import)`);
+  const entryOf = entry ? { entry } : {};
   const work = mkdtempSync(join(tmpdir(), 'cloud-emulator-stall-'));
   const stateFile = join(work, 'state', 'state.json');
   const rows = [];
@@ -140,68 +150,72 @@ export async function stallBench({ env = {}, annotations = num('BENCH_STALL_ANNO
     mkdirSync(join(work, 'state'));
 
     // --- The state file: one server with STATE_FILE, written every intervalMs --------------
-    log(`stall: seed of ${fmt.int(annotations)} annotations written; starting the server with STATE_FILE ...`);
-    const writer = await startProcess({
-      env: { ...baseEnv, FIXTURES_DIR: seedDir, STATE_FILE: stateFile, STATE_FLUSH_INTERVAL_MS: String(intervalMs) },
-      timeoutMs: 180_000,
-    });
-    let final;
-    try {
-      const writtenAt0 = Date.parse((await health(writer.port)).persistence.lastWrittenAt);
-
-      // (a) A periodic write: a change, then probing until the write that carries it is done.
-      log('stall: (a) a periodic state-file write ...');
-      await change(writer.port);
-      const deadline = performance.now() + 3 * intervalMs + 60_000;
-      const write = await probeDuring(writer.port, async () => {
-        for (;;) {
-          const { persistence } = await health(writer.port);
-          if (!persistence?.ok) throw new Error(`the state file cannot be written: ${persistence?.error}`);
-          const at = Date.parse(persistence.lastWrittenAt);
-          if (at > writtenAt0) return at;
-          if (performance.now() > deadline) throw new Error('no periodic write seen');
-          await sleep(20);
-        }
+    if (parts.includes('write')) {
+      log(`stall: seed of ${fmt.int(annotations)} annotations written; starting the server with STATE_FILE ...`);
+      const writer = await startProcess({
+        ...entryOf,
+        env: { ...baseEnv, FIXTURES_DIR: seedDir, STATE_FILE: stateFile, STATE_FLUSH_INTERVAL_MS: String(intervalMs) },
+        timeoutMs: 180_000,
       });
-      // The interval's ticks began when the start-up write ended; the write began on the last
-      // tick before it ended (it takes less than an interval).
-      const writeMs = (write.result - writtenAt0) % intervalMs;
-      const fileBytes = statSync(stateFile).size;
-      log(`  longest stall ${fmt.ms(write.longest)}, write ${fmt.ms(writeMs)} (${fmt.int(fileBytes)} B)`);
-      rows.push(stallRow('periodic state-file write', write, `the file: ${fmt.int(fileBytes)} B`));
+      let final;
+      try {
+        const writtenAt0 = Date.parse((await health(writer.port)).persistence.lastWrittenAt);
+
+        // (a) A periodic write: a change, then probing until the write that carries it is done.
+        log('stall: (a) a periodic state-file write ...');
+        await change(writer.port);
+        const deadline = performance.now() + 3 * intervalMs + 60_000;
+        const write = await probeDuring(writer.port, async () => {
+          for (;;) {
+            const { persistence } = await health(writer.port);
+            if (!persistence?.ok) throw new Error(`the state file cannot be written: ${persistence?.error}`);
+            const at = Date.parse(persistence.lastWrittenAt);
+            if (at > writtenAt0) return at;
+            if (performance.now() > deadline) throw new Error('no periodic write seen');
+            await sleep(20);
+          }
+        });
+        // The interval's ticks began when the start-up write ended; the write began on the last
+        // tick before it ended (it takes less than an interval).
+        const writeMs = (write.result - writtenAt0) % intervalMs;
+        const fileBytes = statSync(stateFile).size;
+        log(`  longest stall ${fmt.ms(write.longest)}, write ${fmt.ms(writeMs)} (${fmt.int(fileBytes)} B)`);
+        rows.push(stallRow('periodic state-file write', write, `the file: ${fmt.int(fileBytes)} B`));
+        rows.push([
+          'State-file write, total time',
+          fmt.ms(writeMs),
+          `from the interval's tick to lastWrittenAt of the health answer (1 ms resolution), ${fmt.int(fileBytes)} B`,
+          '-',
+          '-',
+        ]);
+
+        // (a') A tick with nothing changed: the state is still worked out and compared.
+        log("stall: (a') a periodic tick with nothing changed ...");
+        const idle = await probeDuring(writer.port, () => sleep(intervalMs + 200));
+        log(`  longest stall ${fmt.ms(idle.longest)}`);
+        rows.push(stallRow('periodic tick, nothing changed', idle, `a whole interval (${fmt.int(intervalMs)} ms) probed`));
+        // The final write has something to write.
+        await change(writer.port);
+      } finally {
+        const t0 = performance.now();
+        const exit = await writer.stop();
+        final = { ms: performance.now() - t0, exit };
+      }
+      const saved = JSON.parse(readFileSync(stateFile, 'utf8'));
+      log(`  shutdown ${fmt.ms(final.ms)}`);
       rows.push([
-        'State-file write, total time',
-        fmt.ms(writeMs),
-        `from the interval's tick to lastWrittenAt of the health answer (1 ms resolution), ${fmt.int(fileBytes)} B`,
+        'Shutdown (SIGTERM) to exit, final write included',
+        fmt.ms(final.ms),
+        `exit ${final.exit.code ?? final.exit.signal}; the file holds ${fmt.int(saved.annotations.length)} annotations (${annotations} + 2 added)`,
         '-',
         '-',
       ]);
-
-      // (a') A tick with nothing changed: the state is still worked out and compared.
-      log("stall: (a') a periodic tick with nothing changed ...");
-      const idle = await probeDuring(writer.port, () => sleep(intervalMs + 200));
-      log(`  longest stall ${fmt.ms(idle.longest)}`);
-      rows.push(stallRow('periodic tick, nothing changed', idle, `a whole interval (${fmt.int(intervalMs)} ms) probed`));
-      // The final write has something to write.
-      await change(writer.port);
-    } finally {
-      const t0 = performance.now();
-      const exit = await writer.stop();
-      final = { ms: performance.now() - t0, exit };
     }
-    const saved = JSON.parse(readFileSync(stateFile, 'utf8'));
-    log(`  shutdown ${fmt.ms(final.ms)}`);
-    rows.push([
-      'Shutdown (SIGTERM) to exit, final write included',
-      fmt.ms(final.ms),
-      `exit ${final.exit.code ?? final.exit.signal}; the file holds ${fmt.int(saved.annotations.length)} annotations (${annotations} + 2 added)`,
-      '-',
-      '-',
-    ]);
 
     // --- Export and import: a server without STATE_FILE, so that no write runs meanwhile ----
+    if (!parts.includes('import')) return rows;
     log('stall: starting the server without STATE_FILE ...');
-    const server = await startProcess({ env: { ...baseEnv, FIXTURES_DIR: seedDir }, timeoutMs: 180_000 });
+    const server = await startProcess({ ...entryOf, env: { ...baseEnv, FIXTURES_DIR: seedDir }, timeoutMs: 180_000 });
     try {
       // (b) The export.
       log('stall: (b) GET /_emulator/state ...');

@@ -1,5 +1,5 @@
 import type { Interface } from '../http/interface.js';
-import { AnnotationStore } from './store.js';
+import { AnnotationStore, prepareSeedIndex } from './store.js';
 import { AnnotationSectionsSchema } from './schemas.js';
 import { ANNOTATIONS_PREFIX, annotationRoutes } from './routes.js';
 import { annotationObjects } from './objects.js';
@@ -25,6 +25,7 @@ export const annotations: Interface<'annotations', typeof AnnotationSectionsSche
     }
   },
   build: (state, { clock }) => new AnnotationStore(state, clock),
+  prepare: (state, { now }) => prepareSeedIndex(state.annotations, now),
   objects: annotationObjects,
   state: {
     export: (store) => store.export(),

@@ -3,6 +3,7 @@ import type { SectionSnapshot } from '../core/snapshot.js';
 import { invalid, missing } from '../core/errors.js';
 import { FixtureError } from '../core/fixtures.js';
 import { RateCounters } from '../core/rate-counters.js';
+import { ENTRIES_PER_YIELD, runAtOnce, runInSlices, sortSliced, type SlicedWork } from '../core/slices.js';
 import type { Annotation, AnnotationCreate, AnnotationSections, AnnotationSeed, AnnotationUpdate, DomainSeed } from './schemas.js';
 
 /**
@@ -54,7 +55,11 @@ function isDistinct(domainIds: readonly number[]): boolean {
 /** The first id handed out: ids of the real service have seven digits or more. */
 export const FIRST_ANNOTATION_ID = 1_000_000;
 
-/** The problems of the annotation at `i` of a seed (see annotationSeedProblems), added to `into`. */
+/**
+ * The problems of the annotation at `i` of a seed, added to `into`: what the schema cannot
+ * express, which form of a time is given, and a range that ends before it starts. `now`
+ * resolves the relative times.
+ */
 function seedProblems(a: AnnotationSeed, i: number, now: number, into: string[]): void {
   // Runs once per seed annotation: the text is only made for a problem.
   const at = () => `$.annotations[${i}] (id ${a.id})`;
@@ -63,16 +68,6 @@ function seedProblems(a: AnnotationSeed, i: number, now: number, into: string[])
   const start = a.start ?? (a.startAgoMs !== undefined ? now - a.startAgoMs : undefined);
   const end = a.end ?? (a.endAgoMs !== undefined ? now - a.endAgoMs : undefined);
   if (start !== undefined && end !== undefined && end < start) into.push(`${at()}: end (${end}) is before start (${start})`);
-}
-
-/**
- * Fixture problems the schema cannot express: which form of a time is given, and a range
- * that ends before it starts. `now` resolves the relative times.
- */
-export function annotationSeedProblems(annotations: readonly AnnotationSeed[], now: number): string[] {
-  const problems: string[] = [];
-  for (let i = 0; i < annotations.length; i++) seedProblems(annotations[i], i, now, problems);
-  return problems;
 }
 
 /**
@@ -93,12 +88,33 @@ const seedIndexes = new WeakMap<readonly AnnotationSeed[], SeedIndex>();
 
 /** The index of a seed, built on its first load; a seed with problems throws them (and is not kept). */
 function seedIndexOf(annotations: readonly AnnotationSeed[], now: number): SeedIndex {
-  const known = seedIndexes.get(annotations);
-  if (known) return known;
-  const problems = annotationSeedProblems(annotations, now);
+  return seedIndexes.get(annotations) ?? keep(annotations, runAtOnce(seedIndexWork(annotations, now)));
+}
+
+/**
+ * Builds the index of a state's annotations ahead of its store, in slices that each hold the
+ * event loop a few milliseconds (core/slices.ts): a store then built from the state finds it
+ * done. Throws as building the store would, for a state with problems.
+ */
+export async function prepareSeedIndex(annotations: readonly AnnotationSeed[], now: number): Promise<void> {
+  if (!seedIndexes.has(annotations)) keep(annotations, await runInSlices(seedIndexWork(annotations, now)));
+}
+
+function keep(annotations: readonly AnnotationSeed[], index: SeedIndex): SeedIndex {
+  seedIndexes.set(annotations, index);
+  return index;
+}
+
+/** The work of building a seed's index, yielding every few thousand annotations. */
+function* seedIndexWork(annotations: readonly AnnotationSeed[], now: number): SlicedWork<SeedIndex> {
+  const problems: string[] = [];
+  for (let i = 0; i < annotations.length; i++) {
+    seedProblems(annotations[i], i, now, problems);
+    if (i % ENTRIES_PER_YIELD === 0) yield;
+  }
   // A state imported over HTTP with such a problem is the caller's mistake (400).
   if (problems.length) throw new FixtureError(problems.join('\n'));
-  const fixed: AnnotationRecord[] = [];
+  let fixed: AnnotationRecord[] = [];
   const relative: Array<{ seed: AnnotationSeed; index: number }> = [];
   let maxId = FIRST_ANNOTATION_ID - 1;
   for (let index = 0; index < annotations.length; index++) {
@@ -108,13 +124,15 @@ function seedIndexOf(annotations: readonly AnnotationSeed[], now: number): SeedI
     // The seed's object itself is the record: it has the record's fields, less a lastModified left out.
     else if (isDistinct(seed.domainIds)) fixed.push(seed as AnnotationRecord);
     else fixed.push({ ...(seed as AnnotationRecord), domainIds: [...new Set(seed.domainIds)] });
+    if (index % ENTRIES_PER_YIELD === 0) yield;
   }
-  fixed.sort(compare);
+  fixed = yield* sortSliced(fixed, compare);
   const fixedById = new Map<number, AnnotationRecord>();
-  for (const record of fixed) fixedById.set(record.id, record);
-  const index: SeedIndex = { fixed, fixedById, relative, maxId };
-  seedIndexes.set(annotations, index);
-  return index;
+  for (let i = 0; i < fixed.length; i++) {
+    fixedById.set(fixed[i].id, fixed[i]);
+    if (i % ENTRIES_PER_YIELD === 0) yield;
+  }
+  return { fixed, fixedById, relative, maxId };
 }
 
 /**
