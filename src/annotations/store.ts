@@ -105,15 +105,41 @@ function keep(annotations: readonly AnnotationSeed[], index: SeedIndex): SeedInd
   return index;
 }
 
-/** The work of building a seed's index, yielding every few thousand annotations. */
-function* seedIndexWork(annotations: readonly AnnotationSeed[], now: number): SlicedWork<SeedIndex> {
+/** What one pass over a seed's annotations tells: enough to build a store whose index waits for its first use. */
+interface SeedCheck {
+  /** The largest id of the seed (FIRST_ANNOTATION_ID - 1 when smaller). */
+  maxId: number;
+  /** Whether some annotation gives a time relative to the load. */
+  relative: boolean;
+}
+const seedChecks = new WeakMap<readonly AnnotationSeed[], SeedCheck>();
+
+/** Checks a seed's annotations (once per seed); a seed with problems throws them (and is not kept). */
+function seedCheckOf(annotations: readonly AnnotationSeed[], now: number): SeedCheck {
+  return seedChecks.get(annotations) ?? runAtOnce(seedCheckWork(annotations, now));
+}
+
+function* seedCheckWork(annotations: readonly AnnotationSeed[], now: number): SlicedWork<SeedCheck> {
   const problems: string[] = [];
+  let maxId = FIRST_ANNOTATION_ID - 1;
+  let relative = false;
   for (let i = 0; i < annotations.length; i++) {
-    seedProblems(annotations[i], i, now, problems);
+    const seed = annotations[i];
+    seedProblems(seed, i, now, problems);
+    if (seed.id > maxId) maxId = seed.id;
+    if (seed.start === undefined || seed.startAgoMs !== undefined || seed.endAgoMs !== undefined) relative = true;
     if (i % ENTRIES_PER_YIELD === 0) yield;
   }
   // A state imported over HTTP with such a problem is the caller's mistake (400).
   if (problems.length) throw new FixtureError(problems.join('\n'));
+  const check = { maxId, relative };
+  seedChecks.set(annotations, check);
+  return check;
+}
+
+/** The work of building a seed's index, yielding every few thousand annotations. */
+function* seedIndexWork(annotations: readonly AnnotationSeed[], now: number): SlicedWork<SeedIndex> {
+  if (!seedChecks.has(annotations)) yield* seedCheckWork(annotations, now);
   let fixed: AnnotationRecord[] = [];
   const relative: Array<{ seed: AnnotationSeed; index: number }> = [];
   let maxId = FIRST_ANNOTATION_ID - 1;
@@ -146,9 +172,15 @@ export class AnnotationStore {
    * from the seed: a store copies them on its first change (`writable`), so a reset or a
    * sandbox that is only read allocates nothing for them.
    */
-  private byId: Map<number, AnnotationRecord>;
-  private byStart: AnnotationRecord[];
+  private ids?: Map<number, AnnotationRecord>;
+  private sorted?: AnnotationRecord[];
   private shared: boolean;
+  /**
+   * A seed of absolute times whose index (sorting, the id map) no store has needed yet: the
+   * store takes it from the seed on its first use, so a start or a reset that nobody reads
+   * builds none. Undefined once taken.
+   */
+  private pending?: readonly AnnotationSeed[];
   /**
    * The annotations made by create(), at index `id - createdFrom`: create hands out ids one
    * after another, so an array holds them. Added to the map, each cost a create about a
@@ -175,12 +207,19 @@ export class AnnotationStore {
     private readonly clock: Clock,
   ) {
     const now = (this.loadedAt = clock.now());
+    for (const domain of state.domains) this.domainNames.set(domain.id, domain.name);
+    const check = seedCheckOf(state.annotations, now);
+    this.nextId = check.maxId + 1;
+    this.shared = true;
+    if (!check.relative && !seedIndexes.has(state.annotations)) {
+      this.pending = state.annotations;
+      return;
+    }
     const index = seedIndexOf(state.annotations, now);
     // Relative times move with the load time, so their problems (a range ending before it starts) can too.
     const problems: string[] = [];
     for (const { seed, index: i } of index.relative) seedProblems(seed, i, now, problems);
     if (problems.length) throw new FixtureError(problems.join('\n'));
-    for (const domain of state.domains) this.domainNames.set(domain.id, domain.name);
     if (index.relative.length === 0) {
       // Only ever read while shared: every change goes through writable() first.
       this.byStart = index.fixed as AnnotationRecord[];
@@ -207,7 +246,40 @@ export class AnnotationStore {
       this.byId = new Map(this.byStart.map((r) => [r.id, r]));
       this.shared = false;
     }
-    this.nextId = index.maxId + 1;
+  }
+
+  /** Whether the store has its index of the seed yet (for tests). */
+  get indexed(): boolean {
+    return this.pending === undefined;
+  }
+
+  /** Every annotation but those made by create(), sorted by `compare`. */
+  private get byStart(): AnnotationRecord[] {
+    if (this.pending) this.takeIndex();
+    return this.sorted!;
+  }
+
+  private set byStart(list: AnnotationRecord[]) {
+    this.sorted = list;
+  }
+
+  /** The same, by id. */
+  private get byId(): Map<number, AnnotationRecord> {
+    if (this.pending) this.takeIndex();
+    return this.ids!;
+  }
+
+  private set byId(map: Map<number, AnnotationRecord>) {
+    this.ids = map;
+  }
+
+  /** The seed's index, built now if no store built it before (a seed of absolute times only). */
+  private takeIndex(): void {
+    const index = seedIndexOf(this.pending!, this.loadedAt);
+    this.pending = undefined;
+    // Only ever read while shared: every change goes through writable() first.
+    this.sorted = index.fixed as AnnotationRecord[];
+    this.ids = index.fixedById as Map<number, AnnotationRecord>;
   }
 
   domains(): ReadonlyArray<DomainSeed> {
@@ -361,7 +433,7 @@ export class AnnotationStore {
 
   /** How many domains and annotations there are, without exporting them. */
   counts(): Record<'domains' | 'annotations', number> {
-    return { domains: this.state.domains.length, annotations: this.byId.size + this.createdCount };
+    return { domains: this.state.domains.length, annotations: (this.pending ? this.pending.length : this.byId.size) + this.createdCount };
   }
 
   private record(id: number): AnnotationRecord {

@@ -92,4 +92,19 @@ describe('importing a large state', () => {
     expect(refused.json().message).toMatch(/end .* is before start/);
     expect(a.world.counts().annotations).toBe(30_000);
   });
+
+  it('a world built from a seed of absolute times indexes its annotations on their first use, once for every world', async () => {
+    const seed = stateOf(5_000);
+    const built = await buildApp({ clock: new ManualClock(T0), fixtures: seed });
+    apps.push(built);
+    const store = () => built.world.stores.annotations;
+    expect(store().indexed).toBe(false);
+    expect(built.world.counts().annotations).toBe(5_000);
+    expect(store().list({ from: T0 - 60_000 }).map((x) => x.id)).toEqual([2_000_001, 2_000_000]);
+    expect(store().indexed).toBe(true);
+    built.world.reset();
+    // The seed's index is built: the new store takes it at once.
+    expect(store().indexed).toBe(true);
+    expect(store().get(2_000_004).title).toBe('Deploy 4');
+  });
 });
