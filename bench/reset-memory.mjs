@@ -1,6 +1,7 @@
 // Memory and time of resets and sandboxes on the large seed, all in one server process, so
 // that "after load" and "after N resets" are read from the same process: RSS 3 s after it is
-// healthy, then N resets (each timed), then RSS again after 3 s idle; then sandboxes created
+// healthy, then N resets (each timed), then RSS again after 3 s idle; then N more resets, each
+// followed by a grid read (which builds the seed's deployment), and RSS again; then sandboxes created
 // from the seed and deleted, timed, with the RSS they hold. `node bench/reset-memory.mjs` runs
 // it alone (after `npm run build`) and prints a markdown table; `resetMemoryBench` returns the
 // table rows for a bigger report. Settings (environment):
@@ -13,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fmt, markdownTable, median, num, request, rssMiB, sleep, startProcess } from './lib.mjs';
-import { LARGE_SEED, writeSeed } from './seeds.mjs';
+import { BENCH_TOKEN, FIRST_GRID_ID, LARGE_SEED, writeSeed } from './seeds.mjs';
 import { helpIfAsked } from './help.mjs';
 
 helpIfAsked(import.meta.url);
@@ -23,6 +24,8 @@ const LARGE = LARGE_SEED;
 const SETTLE_MS = 3000;
 /** "Within 10%": the RSS after the resets may exceed the RSS after load by this ratio. */
 const TARGET_RATIO = 1.1;
+const GRID_PATH = `/concerto/services/rest/CloudService/v1/grid/${FIRST_GRID_ID}`;
+const AUTH = { 'x-auth-token': BENCH_TOKEN };
 
 /** Peak resident set size of a process so far, in MiB (VmHWM, Linux). */
 function peakRssMiB(pid) {
@@ -31,9 +34,9 @@ function peakRssMiB(pid) {
 }
 
 /** One request on a kept-alive connection, timed; fails unless it answers `status`. */
-async function timed(port, agent, method, path, status) {
+async function timed(port, agent, method, path, status, headers = {}) {
   const t0 = performance.now();
-  const res = await request(port, { method, path, agent, timeoutMs: 60_000 });
+  const res = await request(port, { method, path, agent, headers, timeoutMs: 60_000 });
   const ms = performance.now() - t0;
   if (res.status !== status) throw new Error(`${method} ${path}: answered ${res.status}, expected ${status}: ${res.text.slice(0, 300)}`);
   return ms;
@@ -43,10 +46,13 @@ async function timed(port, agent, method, path, status) {
  * The measures, as rows [measure, value, detail, target, met]. `seedDir` is a large seed
  * folder (written to a temporary folder when not given).
  */
-export async function resetMemoryBench({ resets = 100, forks = 20, seedDir, env = {}, log = () => {} } = {}) {
+export async function resetMemoryBench({ resets = 100, forks = 20, seedDir, env = {}, entry, log = () => {} } = {}) {
   const work = seedDir ? undefined : mkdtempSync(join(tmpdir(), 'cloud-emulator-reset-memory-'));
   const dir = seedDir ?? writeSeed(join(work, 'large-seed'), LARGE);
-  const server = await startProcess({ env: { FIXTURES_DIR: dir, RATE_LIMIT_MAX: String(1_000_000_000), MAX_SANDBOXES: String(Math.max(forks, 1)), ...env } });
+  const server = await startProcess({
+    ...(entry ? { entry } : {}),
+    env: { FIXTURES_DIR: dir, RATE_LIMIT_MAX: String(1_000_000_000), MAX_SANDBOXES: String(Math.max(forks, 1)), ...env },
+  });
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   try {
     await sleep(SETTLE_MS);
@@ -64,6 +70,20 @@ export async function resetMemoryBench({ resets = 100, forks = 20, seedDir, env 
     const afterResets = rssMiB(server.pid);
     log(`reset: median ${fmt.ms(median(resetTimes))}; RSS after ${resets} resets: ${fmt.mib(afterResets)}`);
 
+    // The same again, each reset followed by a read of a grid: the read builds the seed's
+    // deployment (1,000 started grids, their servers and schedules), which a reset alone leaves
+    // for the first read.
+    const readTimes = [];
+    let duringReads = 0;
+    for (let i = 0; i < resets; i++) {
+      await timed(server.port, agent, 'POST', '/_emulator/reset', 200);
+      readTimes.push(await timed(server.port, agent, 'GET', GRID_PATH, 200, AUTH));
+      duringReads = Math.max(duringReads, rssMiB(server.pid));
+    }
+    await sleep(SETTLE_MS);
+    const afterReads = rssMiB(server.pid);
+    log(`first grid read after a reset: median ${fmt.ms(median(readTimes))}; RSS after ${resets} more resets, each read: ${fmt.mib(afterReads)}`);
+
     const rows = [
       ['RSS after loading the large seed', fmt.mib(afterLoad), `VmRSS ${SETTLE_MS / 1000} s after healthy; peak while loading (VmHWM) ${fmt.mib(loadPeak)}`, '-', '-'],
       [
@@ -74,6 +94,14 @@ export async function resetMemoryBench({ resets = 100, forks = 20, seedDir, env 
         afterResets <= afterLoad * TARGET_RATIO ? 'yes' : 'NO',
       ],
       ['POST /_emulator/reset, large seed', fmt.ms(median(resetTimes)), `median of ${resets} (max ${fmt.ms(Math.max(...resetTimes))})`, '-', '-'],
+      [
+        `RSS after ${resets} more resets, each followed by a grid read`,
+        fmt.mib(afterReads),
+        `same process, ${SETTLE_MS / 1000} s after the last: ${fmt.pct(afterReads / afterLoad)} of after load; highest after any ${fmt.mib(duringReads)}`,
+        '-',
+        '-',
+      ],
+      ['First GET of a grid after a reset, large seed', fmt.ms(median(readTimes)), `median of ${resets} (max ${fmt.ms(Math.max(...readTimes))}); builds the seed's deployment`, '-', '-'],
     ];
 
     if (forks > 0) {

@@ -232,7 +232,7 @@ async function startups(sides) {
   return sides.map((side, k) => {
     log(`  ${side.label}: ${times[k].map((t) => Math.round(t)).join(', ')} ms`);
     const ratio = median(times[k].map((t, i) => t / times[0][i]));
-    return { median: median(times[k]), min: Math.min(...times[k]), max: Math.max(...times[k]), ratio };
+    return { median: median(times[k]), min: Math.min(...times[k]), max: Math.max(...times[k]), ratio, cpu: median(results[k].map((r) => r.cpuMs)) };
   });
 }
 
@@ -274,7 +274,13 @@ async function main() {
           '<= 2x',
           yes(demoStart.ratio <= 2),
         ],
-        [`Start with ${LARGE.annotations.toLocaleString('en-US')} annotations and ${fmt.int(LARGE.grids)} grids`, fmt.ms(largeStart.median), spread(largeStart), '< 1 s', yes(largeStart.median < 1000)],
+        [
+          `Start with ${LARGE.annotations.toLocaleString('en-US')} annotations and ${fmt.int(LARGE.grids)} grids`,
+          fmt.ms(largeStart.median),
+          `${spread(largeStart)}; ${fmt.x(largeStart.ratio)} bare Fastify's (median of the interleaved pairs' ratios); CPU to healthy ${fmt.ms(largeStart.cpu)} against ${fmt.ms(bare.cpu)}`,
+          '< 350 ms',
+          yes(largeStart.median < 350),
+        ],
       );
       const demo = await startProcess({ env: {} });
       const demoRss = await idleRss(demo);
@@ -335,8 +341,9 @@ async function main() {
     if (PARTS.has('stall')) {
       log('event-loop stalls (state-file write, export, import) ...');
       const rows = await stallBench({ env: { RATE_LIMIT_MAX: NO_LIMIT }, log: (line) => log(`  ${line}`) });
-      // The goals are the state-file write and the export; an import's stall is reported beside them.
-      const goal = (r) => r[0].startsWith('Longest stall') && !r[0].includes('PUT');
+      // Every stall is a goal: the state-file write, the export and the imports, seen from outside
+      // (health answers) and by the server's own event-loop monitor.
+      const goal = (r) => r[0].startsWith('Longest stall') || r[0].startsWith("Server's event-loop delay");
       goalRows.push(...rows.filter(goal));
       otherRows.push(...rows.filter((r) => !goal(r)));
     }

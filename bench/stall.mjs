@@ -13,6 +13,7 @@
 //   node bench/stall.mjs            (after npm run build)   prints the table
 //   BENCH_STALL_ANNOTATIONS         annotations in the seed (default 200000)
 //   BENCH_STALL_INTERVAL_MS         STATE_FLUSH_INTERVAL_MS of the server (default 4000)
+//   BENCH_STALL_PARTS               comma-separated: write (a, a'), import (b, c, d) (default both)
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -35,7 +36,9 @@ const TAIL_MS = 300;
  * Probes the server until `until()` resolves (plus TAIL_MS): one health request at a time on a
  * kept-alive connection, 1 ms apart. Answers the gaps between answers and the last health body.
  */
-async function probeDuring(port, until) {
+async function probeDuring(port, until, server) {
+  // The server's own loop monitor (bench/loop-monitor.mjs) starts afresh.
+  if (server) await serverLoopMax(server);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   // One answer before the operation starts: a stall at its very start is a gap after this one.
   let last = await request(port, { path: '/_emulator/health', agent });
@@ -61,6 +64,7 @@ async function probeDuring(port, until) {
     loop.disable();
     agent.destroy();
   }
+  const serverLoop = server ? await serverLoopMax(server) : NaN;
   const gaps = times.slice(1).map((t, i) => t - times[i]);
   const sorted = [...gaps].sort((a, b) => a - b);
   return {
@@ -70,8 +74,30 @@ async function probeDuring(port, until) {
     over: gaps.filter((g) => g > TARGET_MS).length,
     answers: times.length,
     ownDelayMs: loop.max / 1e6,
+    serverLoopMs: serverLoop,
     health: last && JSON.parse(last.text),
   };
+}
+
+const LOOP_MONITOR = fileURLToPath(new URL('./loop-monitor.mjs', import.meta.url));
+
+/**
+ * The longest delay of the server's event loop since the last call, as its own monitor saw it
+ * (perf_hooks' monitorEventLoopDelay, loaded with --import): asked for with SIGWINCH, read from
+ * its stderr.
+ */
+async function serverLoopMax(server) {
+  const lines = () => server.stderr().match(/loop-delay-max-ms [\d.]+/g) ?? [];
+  const before = lines().length;
+  const last = lines().at(-1);
+  process.kill(server.pid, 'SIGWINCH');
+  const deadline = performance.now() + 60_000;
+  // stderr keeps its last 4,000 characters: a new line shows as a new count or a new last line.
+  while (lines().length === before && lines().at(-1) === last) {
+    if (performance.now() > deadline) throw new Error('the server did not report its loop delay');
+    await sleep(5);
+  }
+  return Number(lines().at(-1).split(' ')[1]);
 }
 
 /** One request whose body is only counted (or kept, with `keep`); resolves with status, bytes, time. */
@@ -108,7 +134,16 @@ const expect = (res, status, what) => {
  * Runs the stall part and returns the rows of its table (measure, value, detail, target, met).
  * `annotations` and `intervalMs` default to BENCH_STALL_ANNOTATIONS and BENCH_STALL_INTERVAL_MS.
  */
-export async function stallBench({ env = {}, annotations = num('BENCH_STALL_ANNOTATIONS', 200_000), intervalMs = num('BENCH_STALL_INTERVAL_MS', 4000), log = () => undefined } = {}) {
+export async function stallBench({
+  env = {},
+  annotations = num('BENCH_STALL_ANNOTATIONS', 200_000),
+  intervalMs = num('BENCH_STALL_INTERVAL_MS', 4000),
+  parts = (process.env.BENCH_STALL_PARTS || 'write,import').split(',').map((p) => p.trim()),
+  entry,
+  log = () => undefined,
+} = {}) {
+  for (const part of parts) if (!['write', 'import'].includes(part)) throw new Error(`BENCH_STALL_PARTS: unknown part '${part}' (known: write, import)`);
+  const entryOf = entry ? { entry } : {};
   const work = mkdtempSync(join(tmpdir(), 'cloud-emulator-stall-'));
   const stateFile = join(work, 'state', 'state.json');
   const rows = [];
@@ -117,9 +152,17 @@ export async function stallBench({ env = {}, annotations = num('BENCH_STALL_ANNO
     `Longest stall: ${what}`,
     fmt.ms(probe.longest),
     `longest gap between ${fmt.int(probe.answers)} health answers (1 ms apart); p99 gap ${fmt.ms(probe.p99)}, ${probe.over} gaps > ${TARGET_MS} ms; ${extra}; ` +
-      `probe's own loop delay max ${fmt.ms(probe.ownDelayMs)}`,
+      `${Number.isFinite(probe.serverLoopMs) ? `server's own loop delay max ${fmt.ms(probe.serverLoopMs)} (monitorEventLoopDelay); ` : ''}probe's own loop delay max ${fmt.ms(probe.ownDelayMs)}`,
     `< ${TARGET_MS} ms`,
     yes(probe.longest < TARGET_MS),
+  ];
+  /** The server's own measure, where it was taken: the longest delay its event loop saw. */
+  const loopRow = (what, probe) => [
+    `Server's event-loop delay: ${what}`,
+    fmt.ms(probe.serverLoopMs),
+    `max of perf_hooks monitorEventLoopDelay in the server process (bench/loop-monitor.mjs) from before the request to ${TAIL_MS} ms after its answer`,
+    `< ${TARGET_MS} ms`,
+    yes(probe.serverLoopMs < TARGET_MS),
   ];
   const baseEnv = { RATE_LIMIT_MAX: String(1_000_000_000), ...env };
   const health = async (port) => JSON.parse((await request(port, { path: '/_emulator/health', timeoutMs: 60_000 })).text);
@@ -140,94 +183,101 @@ export async function stallBench({ env = {}, annotations = num('BENCH_STALL_ANNO
     mkdirSync(join(work, 'state'));
 
     // --- The state file: one server with STATE_FILE, written every intervalMs --------------
-    log(`stall: seed of ${fmt.int(annotations)} annotations written; starting the server with STATE_FILE ...`);
-    const writer = await startProcess({
-      env: { ...baseEnv, FIXTURES_DIR: seedDir, STATE_FILE: stateFile, STATE_FLUSH_INTERVAL_MS: String(intervalMs) },
-      timeoutMs: 180_000,
-    });
-    let final;
-    try {
-      const writtenAt0 = Date.parse((await health(writer.port)).persistence.lastWrittenAt);
-
-      // (a) A periodic write: a change, then probing until the write that carries it is done.
-      log('stall: (a) a periodic state-file write ...');
-      await change(writer.port);
-      const deadline = performance.now() + 3 * intervalMs + 60_000;
-      const write = await probeDuring(writer.port, async () => {
-        for (;;) {
-          const { persistence } = await health(writer.port);
-          if (!persistence?.ok) throw new Error(`the state file cannot be written: ${persistence?.error}`);
-          const at = Date.parse(persistence.lastWrittenAt);
-          if (at > writtenAt0) return at;
-          if (performance.now() > deadline) throw new Error('no periodic write seen');
-          await sleep(20);
-        }
+    if (parts.includes('write')) {
+      log(`stall: seed of ${fmt.int(annotations)} annotations written; starting the server with STATE_FILE ...`);
+      const writer = await startProcess({
+        ...entryOf,
+        env: { ...baseEnv, FIXTURES_DIR: seedDir, STATE_FILE: stateFile, STATE_FLUSH_INTERVAL_MS: String(intervalMs) },
+        timeoutMs: 180_000,
       });
-      // The interval's ticks began when the start-up write ended; the write began on the last
-      // tick before it ended (it takes less than an interval).
-      const writeMs = (write.result - writtenAt0) % intervalMs;
-      const fileBytes = statSync(stateFile).size;
-      log(`  longest stall ${fmt.ms(write.longest)}, write ${fmt.ms(writeMs)} (${fmt.int(fileBytes)} B)`);
-      rows.push(stallRow('periodic state-file write', write, `the file: ${fmt.int(fileBytes)} B`));
+      let final;
+      try {
+        const writtenAt0 = Date.parse((await health(writer.port)).persistence.lastWrittenAt);
+
+        // (a) A periodic write: a change, then probing until the write that carries it is done.
+        log('stall: (a) a periodic state-file write ...');
+        await change(writer.port);
+        const deadline = performance.now() + 3 * intervalMs + 60_000;
+        const write = await probeDuring(writer.port, async () => {
+          for (;;) {
+            const { persistence } = await health(writer.port);
+            if (!persistence?.ok) throw new Error(`the state file cannot be written: ${persistence?.error}`);
+            const at = Date.parse(persistence.lastWrittenAt);
+            if (at > writtenAt0) return at;
+            if (performance.now() > deadline) throw new Error('no periodic write seen');
+            await sleep(20);
+          }
+        });
+        // The interval's ticks began when the start-up write ended; the write began on the last
+        // tick before it ended (it takes less than an interval).
+        const writeMs = (write.result - writtenAt0) % intervalMs;
+        const fileBytes = statSync(stateFile).size;
+        log(`  longest stall ${fmt.ms(write.longest)}, write ${fmt.ms(writeMs)} (${fmt.int(fileBytes)} B)`);
+        rows.push(stallRow('periodic state-file write', write, `the file: ${fmt.int(fileBytes)} B`));
+        rows.push([
+          'State-file write, total time',
+          fmt.ms(writeMs),
+          `from the interval's tick to lastWrittenAt of the health answer (1 ms resolution), ${fmt.int(fileBytes)} B`,
+          '-',
+          '-',
+        ]);
+
+        // (a') A tick with nothing changed: the state is still worked out and compared.
+        log("stall: (a') a periodic tick with nothing changed ...");
+        const idle = await probeDuring(writer.port, () => sleep(intervalMs + 200));
+        log(`  longest stall ${fmt.ms(idle.longest)}`);
+        rows.push(stallRow('periodic tick, nothing changed', idle, `a whole interval (${fmt.int(intervalMs)} ms) probed`));
+        // The final write has something to write.
+        await change(writer.port);
+      } finally {
+        const t0 = performance.now();
+        const exit = await writer.stop();
+        final = { ms: performance.now() - t0, exit };
+      }
+      const saved = JSON.parse(readFileSync(stateFile, 'utf8'));
+      log(`  shutdown ${fmt.ms(final.ms)}`);
       rows.push([
-        'State-file write, total time',
-        fmt.ms(writeMs),
-        `from the interval's tick to lastWrittenAt of the health answer (1 ms resolution), ${fmt.int(fileBytes)} B`,
+        'Shutdown (SIGTERM) to exit, final write included',
+        fmt.ms(final.ms),
+        `exit ${final.exit.code ?? final.exit.signal}; the file holds ${fmt.int(saved.annotations.length)} annotations (${annotations} + 2 added)`,
         '-',
         '-',
       ]);
-
-      // (a') A tick with nothing changed: the state is still worked out and compared.
-      log("stall: (a') a periodic tick with nothing changed ...");
-      const idle = await probeDuring(writer.port, () => sleep(intervalMs + 200));
-      log(`  longest stall ${fmt.ms(idle.longest)}`);
-      rows.push(stallRow('periodic tick, nothing changed', idle, `a whole interval (${fmt.int(intervalMs)} ms) probed`));
-      // The final write has something to write.
-      await change(writer.port);
-    } finally {
-      const t0 = performance.now();
-      const exit = await writer.stop();
-      final = { ms: performance.now() - t0, exit };
     }
-    const saved = JSON.parse(readFileSync(stateFile, 'utf8'));
-    log(`  shutdown ${fmt.ms(final.ms)}`);
-    rows.push([
-      'Shutdown (SIGTERM) to exit, final write included',
-      fmt.ms(final.ms),
-      `exit ${final.exit.code ?? final.exit.signal}; the file holds ${fmt.int(saved.annotations.length)} annotations (${annotations} + 2 added)`,
-      '-',
-      '-',
-    ]);
 
     // --- Export and import: a server without STATE_FILE, so that no write runs meanwhile ----
+    if (!parts.includes('import')) return rows;
     log('stall: starting the server without STATE_FILE ...');
-    const server = await startProcess({ env: { ...baseEnv, FIXTURES_DIR: seedDir }, timeoutMs: 180_000 });
+    const server = await startProcess({ ...entryOf, nodeArgs: ['--import', LOOP_MONITOR], env: { ...baseEnv, FIXTURES_DIR: seedDir }, timeoutMs: 180_000 });
     try {
       // (b) The export.
       log('stall: (b) GET /_emulator/state ...');
-      const exp = await probeDuring(server.port, () => fetchBody(server.port, { path: '/_emulator/state', keep: true }));
+      const exp = await probeDuring(server.port, () => fetchBody(server.port, { path: '/_emulator/state', keep: true }), server);
       expect(exp.result, 200, 'GET /_emulator/state');
       const exported = exp.result.body();
       const exportedCount = JSON.parse(exported.toString('utf8')).annotations.length;
       if (exportedCount !== annotations) throw new Error(`the export holds ${exportedCount} annotations, expected ${annotations}`);
-      log(`  longest stall ${fmt.ms(exp.longest)}, export ${fmt.ms(exp.result.ms)} (${fmt.int(exp.result.bytes)} B)`);
+      log(`  longest stall ${fmt.ms(exp.longest)} (server's loop ${fmt.ms(exp.serverLoopMs)}), export ${fmt.ms(exp.result.ms)} (${fmt.int(exp.result.bytes)} B)`);
       const framing = exp.result.headers['content-length'] !== undefined ? 'content-length' : 'chunked';
       rows.push(stallRow('GET /_emulator/state', exp, `${fmt.int(exp.result.bytes)} B in ${fmt.int(exp.result.chunks)} reads, ${framing}`));
+      rows.push(loopRow('GET /_emulator/state', exp));
       rows.push(['GET /_emulator/state, total time', fmt.ms(exp.result.ms), `request sent to last byte read, ${fmt.int(exp.result.bytes)} B`, '-', '-']);
 
       // (c) The import of that export, and (d) a sandbox made from it.
       log('stall: (c) PUT /_emulator/state with the export ...');
-      const imp = await probeDuring(server.port, () => fetchBody(server.port, { method: 'PUT', path: '/_emulator/state', body: exported, keep: true }));
+      const imp = await probeDuring(server.port, () => fetchBody(server.port, { method: 'PUT', path: '/_emulator/state', body: exported, keep: true }), server);
       expect(imp.result, 200, 'PUT /_emulator/state');
-      log(`  longest stall ${fmt.ms(imp.longest)}, import ${fmt.ms(imp.result.ms)}`);
+      log(`  longest stall ${fmt.ms(imp.longest)} (server's loop ${fmt.ms(imp.serverLoopMs)}), import ${fmt.ms(imp.result.ms)}`);
       rows.push(stallRow('PUT /_emulator/state', imp, `body ${fmt.int(exported.length)} B (the export)`));
+      rows.push(loopRow('PUT /_emulator/state', imp));
       rows.push(['PUT /_emulator/state, total time', fmt.ms(imp.result.ms), 'request sent to answer read', '-', '-']);
 
       log('stall: (d) PUT /_emulator/sandboxes/big with the export ...');
-      const sbx = await probeDuring(server.port, () => fetchBody(server.port, { method: 'PUT', path: '/_emulator/sandboxes/big', body: exported, keep: true }));
+      const sbx = await probeDuring(server.port, () => fetchBody(server.port, { method: 'PUT', path: '/_emulator/sandboxes/big', body: exported, keep: true }), server);
       expect(sbx.result, 201, 'PUT /_emulator/sandboxes/big');
-      log(`  longest stall ${fmt.ms(sbx.longest)}, sandbox ${fmt.ms(sbx.result.ms)}`);
+      log(`  longest stall ${fmt.ms(sbx.longest)} (server's loop ${fmt.ms(sbx.serverLoopMs)}), sandbox ${fmt.ms(sbx.result.ms)}`);
       rows.push(stallRow('PUT /_emulator/sandboxes/<name> with a state', sbx, `body ${fmt.int(exported.length)} B (the export)`));
+      rows.push(loopRow('PUT /_emulator/sandboxes/<name> with a state', sbx));
       rows.push(['PUT /_emulator/sandboxes/<name> with a state, total time', fmt.ms(sbx.result.ms), 'request sent to answer read', '-', '-']);
     } finally {
       await server.stop();

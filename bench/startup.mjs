@@ -13,6 +13,8 @@
 //                      serves when given no command)
 //   STARTUP_FIRST      1: also time the first GET of the pages a start does not prepare
 //                      (OpenAPI document, API reference, dashboard) on a fresh process
+//   STARTUP_LARGE      1: also start every emulator side with the large seed (bench/seeds.mjs:
+//                      100,000 annotations, 1,000 grids started on load)
 //   STARTUP_OTHER      comma-separated paths of other server entries to start alongside,
 //                      e.g. another build's dist/cli/server.js, for a before/after table
 //
@@ -21,7 +23,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BASELINE_ENTRY, SERVER_ENTRY, fmt, markdownTable, median, num, request, startProcess } from './lib.mjs';
+import { BASELINE_ENTRY, SERVER_ENTRY, cpuSeconds, fmt, markdownTable, median, num, request, startProcess } from './lib.mjs';
+import { LARGE_SEED, writeSeed } from './seeds.mjs';
 import { helpIfAsked } from './help.mjs';
 
 helpIfAsked(import.meta.url);
@@ -34,11 +37,14 @@ const FIRST_PATHS = ['/_emulator/openapi.json', '/_emulator/docs', '/_emulator/d
 
 const log = (line) => process.stderr.write(`${line}\n`);
 
-/** Spawn to healthy, then stopped; the time to healthy. */
+/** Spawn to healthy, then stopped; the time to healthy and the CPU time it took. */
 async function once(side) {
   const proc = await startProcess(side.start);
   try {
-    return { startMs: proc.startMs, first: side.first ? await firstRequests(proc.port) : undefined };
+    // The CPU time the process took to get there (/proc, 10 ms ticks): unlike the time to
+    // healthy, it hardly depends on what else the machine runs.
+    const cpuMs = cpuSeconds(proc.pid) * 1000;
+    return { startMs: proc.startMs, cpuMs, first: side.first ? await firstRequests(proc.port) : undefined };
   } finally {
     await proc.stop();
   }
@@ -58,7 +64,7 @@ async function firstRequests(port) {
 
 /**
  * Starts each side in turn, `runs` times (after one uncounted warm-up start of each, for the
- * file system cache), and returns, per side, every run's { startMs, first }. A side is
+ * file system cache), and returns, per side, every run's { startMs, cpuMs, first }. A side is
  * { start: startProcess options, first: also time FIRST_PATHS }.
  */
 export async function alternateStarts(sides, runs) {
@@ -91,15 +97,24 @@ async function main() {
         .filter(Boolean)
         .map((entry) => ({ label: entry, start: { entry, env: { LOG_LEVEL } }, first: process.env.STARTUP_FIRST === '1' })),
     ];
+    if (process.env.STARTUP_LARGE === '1') {
+      // The same emulator sides again, each with the benchmark's large seed.
+      const large = writeSeed(join(work, 'large-seed'), LARGE_SEED);
+      const emulators = sides.filter((side) => !side.baseline);
+      for (const side of emulators) sides.push({ label: `${side.label}, large seed`, start: { ...side.start, env: { ...side.start.env, FIXTURES_DIR: large } } });
+    }
     const results = await alternateStarts(sides, RUNS);
-    const base = median(results[sides.findIndex((s) => s.baseline)].map((r) => r.startMs));
+    const baseRuns = results[sides.findIndex((s) => s.baseline)];
+    const base = median(baseRuns.map((r) => r.startMs));
+    const baseCpu = median(baseRuns.map((r) => r.cpuMs));
     const rows = sides.map((side, k) => {
       const times = results[k].map((r) => r.startMs);
       const m = median(times);
-      return [side.label, fmt.ms(m), fmt.ms(Math.min(...times)), fmt.ms(Math.max(...times)), `${(m / base).toFixed(2)}x`];
+      const cpu = median(results[k].map((r) => r.cpuMs));
+      return [side.label, fmt.ms(m), fmt.ms(Math.min(...times)), fmt.ms(Math.max(...times)), `${(m / base).toFixed(2)}x`, fmt.ms(cpu), `${(cpu / baseCpu).toFixed(2)}x`];
     });
     log(`LOG_LEVEL=${LOG_LEVEL}, ${RUNS} start-ups of each, alternating`);
-    console.log(markdownTable(['Start to healthy', 'median', 'min', 'max', 'vs bare'], rows));
+    console.log(markdownTable(['Start to healthy', 'median', 'min', 'max', 'vs bare', 'CPU to healthy (median)', 'CPU vs bare'], rows));
     const timed = sides.map((side, k) => ({ side, firsts: results[k].map((r) => r.first).filter(Boolean) })).filter((t) => t.firsts.length);
     if (timed.length) {
       console.log('');

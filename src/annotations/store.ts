@@ -3,6 +3,7 @@ import type { SectionSnapshot } from '../core/snapshot.js';
 import { invalid, missing } from '../core/errors.js';
 import { FixtureError } from '../core/fixtures.js';
 import { RateCounters } from '../core/rate-counters.js';
+import { ENTRIES_PER_YIELD, runAtOnce, runInSlices, sortSliced, type SlicedWork } from '../core/slices.js';
 import type { Annotation, AnnotationCreate, AnnotationSections, AnnotationSeed, AnnotationUpdate, DomainSeed } from './schemas.js';
 
 /**
@@ -84,16 +85,6 @@ function seedProblems(a: AnnotationSeed, i: number, now: number, into: string[])
 }
 
 /**
- * Fixture problems the schema cannot express: which form of a time is given, and a range
- * that ends before it starts. `now` resolves the relative times.
- */
-export function annotationSeedProblems(annotations: readonly AnnotationSeed[], now: number): string[] {
-  const problems: string[] = [];
-  for (let i = 0; i < annotations.length; i++) seedProblems(annotations[i], i, now, problems);
-  return problems;
-}
-
-/**
  * What every store built from one seed shares, worked out once per seed: a reset or a new
  * sandbox then builds its store without copying or re-sorting a single annotation.
  */
@@ -111,12 +102,59 @@ const seedIndexes = new WeakMap<readonly AnnotationSeed[], SeedIndex>();
 
 /** The index of a seed, built on its first load; a seed with problems throws them (and is not kept). */
 function seedIndexOf(annotations: readonly AnnotationSeed[], now: number): SeedIndex {
-  const known = seedIndexes.get(annotations);
-  if (known) return known;
-  const problems = annotationSeedProblems(annotations, now);
+  return seedIndexes.get(annotations) ?? keep(annotations, runAtOnce(seedIndexWork(annotations, now)));
+}
+
+/**
+ * Builds the index of a state's annotations ahead of its store, in slices that each hold the
+ * event loop a few milliseconds (core/slices.ts): a store then built from the state finds it
+ * done. Throws as building the store would, for a state with problems.
+ */
+export async function prepareSeedIndex(annotations: readonly AnnotationSeed[], now: number): Promise<void> {
+  if (!seedIndexes.has(annotations)) keep(annotations, await runInSlices(seedIndexWork(annotations, now)));
+}
+
+function keep(annotations: readonly AnnotationSeed[], index: SeedIndex): SeedIndex {
+  seedIndexes.set(annotations, index);
+  return index;
+}
+
+/** What one pass over a seed's annotations tells: enough to build a store whose index waits for its first use. */
+interface SeedCheck {
+  /** The largest id of the seed (FIRST_ANNOTATION_ID - 1 when smaller). */
+  maxId: number;
+  /** Whether some annotation gives a time relative to the load. */
+  relative: boolean;
+}
+const seedChecks = new WeakMap<readonly AnnotationSeed[], SeedCheck>();
+
+/** Checks a seed's annotations (once per seed); a seed with problems throws them (and is not kept). */
+function seedCheckOf(annotations: readonly AnnotationSeed[], now: number): SeedCheck {
+  return seedChecks.get(annotations) ?? runAtOnce(seedCheckWork(annotations, now));
+}
+
+function* seedCheckWork(annotations: readonly AnnotationSeed[], now: number): SlicedWork<SeedCheck> {
+  const problems: string[] = [];
+  let maxId = FIRST_ANNOTATION_ID - 1;
+  let relative = false;
+  for (let i = 0; i < annotations.length; i++) {
+    const seed = annotations[i];
+    seedProblems(seed, i, now, problems);
+    if (seed.id > maxId) maxId = seed.id;
+    if (seed.start === undefined || seed.startAgoMs !== undefined || seed.endAgoMs !== undefined) relative = true;
+    if (i % ENTRIES_PER_YIELD === 0) yield;
+  }
   // A state imported over HTTP with such a problem is the caller's mistake (400).
   if (problems.length) throw new FixtureError(problems.join('\n'));
-  const fixed: AnnotationRecord[] = [];
+  const check = { maxId, relative };
+  seedChecks.set(annotations, check);
+  return check;
+}
+
+/** The work of building a seed's index, yielding every few thousand annotations. */
+function* seedIndexWork(annotations: readonly AnnotationSeed[], now: number): SlicedWork<SeedIndex> {
+  if (!seedChecks.has(annotations)) yield* seedCheckWork(annotations, now);
+  let fixed: AnnotationRecord[] = [];
   const relative: Array<{ seed: AnnotationSeed; index: number }> = [];
   let maxId = FIRST_ANNOTATION_ID - 1;
   for (let index = 0; index < annotations.length; index++) {
@@ -126,13 +164,15 @@ function seedIndexOf(annotations: readonly AnnotationSeed[], now: number): SeedI
     // The seed's object itself is the record: it has the record's fields, less a lastModified left out.
     else if (isDistinct(seed.domainIds)) fixed.push(seed as AnnotationRecord);
     else fixed.push({ ...(seed as AnnotationRecord), domainIds: [...new Set(seed.domainIds)] });
+    if (index % ENTRIES_PER_YIELD === 0) yield;
   }
-  fixed.sort(compare);
+  fixed = yield* sortSliced(fixed, compare);
   const fixedById = new Map<number, AnnotationRecord>();
-  for (const record of fixed) fixedById.set(record.id, record);
-  const index: SeedIndex = { fixed, fixedById, relative, maxId };
-  seedIndexes.set(annotations, index);
-  return index;
+  for (let i = 0; i < fixed.length; i++) {
+    fixedById.set(fixed[i].id, fixed[i]);
+    if (i % ENTRIES_PER_YIELD === 0) yield;
+  }
+  return { fixed, fixedById, relative, maxId };
 }
 
 /**
@@ -146,9 +186,15 @@ export class AnnotationStore {
    * from the seed: a store copies them on its first change (`writable`), so a reset or a
    * sandbox that is only read allocates nothing for them.
    */
-  private byId: Map<number, AnnotationRecord>;
-  private byStart: AnnotationRecord[];
+  private ids?: Map<number, AnnotationRecord>;
+  private sorted?: AnnotationRecord[];
   private shared: boolean;
+  /**
+   * A seed of absolute times whose index (sorting, the id map) no store has needed yet: the
+   * store takes it from the seed on its first use, so a start or a reset that nobody reads
+   * builds none. Undefined once taken.
+   */
+  private pending?: readonly AnnotationSeed[];
   /**
    * The annotations made by create(), at index `id - createdFrom`: create hands out ids one
    * after another, so an array holds them. Added to the map, each cost a create about a
@@ -175,12 +221,19 @@ export class AnnotationStore {
     private readonly clock: Clock,
   ) {
     const now = (this.loadedAt = clock.now());
+    for (const domain of state.domains) this.domainNames.set(domain.id, domain.name);
+    const check = seedCheckOf(state.annotations, now);
+    this.nextId = check.maxId + 1;
+    this.shared = true;
+    if (!check.relative && !seedIndexes.has(state.annotations)) {
+      this.pending = state.annotations;
+      return;
+    }
     const index = seedIndexOf(state.annotations, now);
     // Relative times move with the load time, so their problems (a range ending before it starts) can too.
     const problems: string[] = [];
     for (const { seed, index: i } of index.relative) seedProblems(seed, i, now, problems);
     if (problems.length) throw new FixtureError(problems.join('\n'));
-    for (const domain of state.domains) this.domainNames.set(domain.id, domain.name);
     if (index.relative.length === 0) {
       // Only ever read while shared: every change goes through writable() first.
       this.byStart = index.fixed as AnnotationRecord[];
@@ -207,7 +260,40 @@ export class AnnotationStore {
       this.byId = new Map(this.byStart.map((r) => [r.id, r]));
       this.shared = false;
     }
-    this.nextId = index.maxId + 1;
+  }
+
+  /** Whether the store has its index of the seed yet (for tests). */
+  get indexed(): boolean {
+    return this.pending === undefined;
+  }
+
+  /** Every annotation but those made by create(), sorted by `compare`. */
+  private get byStart(): AnnotationRecord[] {
+    if (this.pending) this.takeIndex();
+    return this.sorted!;
+  }
+
+  private set byStart(list: AnnotationRecord[]) {
+    this.sorted = list;
+  }
+
+  /** The same, by id. */
+  private get byId(): Map<number, AnnotationRecord> {
+    if (this.pending) this.takeIndex();
+    return this.ids!;
+  }
+
+  private set byId(map: Map<number, AnnotationRecord>) {
+    this.ids = map;
+  }
+
+  /** The seed's index, built now if no store built it before (a seed of absolute times only). */
+  private takeIndex(): void {
+    const index = seedIndexOf(this.pending!, this.loadedAt);
+    this.pending = undefined;
+    // Only ever read while shared: every change goes through writable() first.
+    this.sorted = index.fixed as AnnotationRecord[];
+    this.ids = index.fixedById as Map<number, AnnotationRecord>;
   }
 
   domains(): ReadonlyArray<DomainSeed> {
@@ -361,7 +447,7 @@ export class AnnotationStore {
 
   /** How many domains and annotations there are, without exporting them. */
   counts(): Record<'domains' | 'annotations', number> {
-    return { domains: this.state.domains.length, annotations: this.byId.size + this.createdCount };
+    return { domains: this.state.domains.length, annotations: (this.pending ? this.pending.length : this.byId.size) + this.createdCount };
   }
 
   private record(id: number): AnnotationRecord {

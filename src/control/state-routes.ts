@@ -170,6 +170,8 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
         if (read.kind === 'invalid-json') throw new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY();
         if (read.kind !== 'state') throw badRequest(NOT_A_STATE);
         const counts = sectionCounts(read.state);
+        // The long part of building the stores, in slices; then the whole state at once.
+        await world(request).prepare(read.state);
         world(request).replace(read.state);
         return { status: 'replaced' as const, counts };
       },

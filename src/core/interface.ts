@@ -82,6 +82,12 @@ export interface InterfaceModel<Name extends string = string, Sections extends S
   checks?(state: SectionsOf<Sections>, context: { now?: number }, problem: (text: () => string) => void): void;
   /** A fresh store from a state (validated, and only read: the store copies what it changes). */
   build(state: SectionsOf<Sections>, context: BuildContext<Config>): Store;
+  /**
+   * Optional: what `build` would work out from a large state (indexes, sorting), done ahead
+   * in slices that let the event loop turn (core/slices.ts) and kept for the state, so that
+   * the build itself is quick. Throws what the build would throw. Called before an import.
+   */
+  prepare?(state: SectionsOf<Sections>, context: { now: number }): Promise<void>;
   /** Its sections of the state, their sizes and a snapshot, from its store. */
   readonly state: {
     export(store: Store): SectionsOf<Sections>;

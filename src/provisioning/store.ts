@@ -33,14 +33,43 @@ export type { ResourceKind, ResourceLifecycle } from './resources.js';
  * export() hands back exactly what a fixture file would hold. Every action writes a schedule;
  * every read works the state out from the clock.
  */
-export class ProvisioningStore {
+/** What a ProvisioningStore works on, built on its first use (see ProvisioningStore). */
+interface Parts {
   /** The store's own records: copies of the seed's, which every reset and sandbox shares. */
-  private readonly state: ProvisioningSections;
-  private readonly grids: GridStore;
-  private readonly rsdbs: RsdbStore;
-  private readonly environments: EnvironmentStore;
+  state: ProvisioningSections;
+  grids: GridStore;
+  rsdbs: RsdbStore;
+  environments: EnvironmentStore;
   /** By kind, in the order the lifecycle listing gives them. */
-  private readonly schedules: Readonly<Record<ResourceKind, ScheduleReader>>;
+  schedules: Readonly<Record<ResourceKind, ScheduleReader>>;
+}
+
+/** The cloud servers a seed's grids get when the seed starts them on load (startedAgoMs). */
+function seededServerCount(grids: readonly GridSeed[]): number {
+  let count = 0;
+  for (const grid of grids) {
+    if (grid.startedAgoMs === undefined || grid.deployment) continue;
+    for (const template of grid.servers) count += template.count;
+  }
+  return count;
+}
+
+/**
+ * Grids, cloud servers, RSDBs and test environments: one entry point over the store of each
+ * resource (grids.ts, rsdbs.ts, environments.ts). Works on records in the fixture format, so
+ * export() hands back exactly what a fixture file would hold. Every action writes a schedule;
+ * every read works the state out from the clock.
+ *
+ * The records are copied, and the resources the seed starts on load are started (a grid's
+ * cloud servers created, every schedule and journal written), on the store's first use other
+ * than counts(), not when it is built: a reset or a sandbox nobody reads costs nothing here.
+ * The start is still dated from the moment the store was built, so what a read sees is the
+ * same whenever the parts are made.
+ */
+export class ProvisioningStore {
+  private made?: Parts;
+  /** When the store was built: the load time of the seed's starts. */
+  private readonly loadedAt: number;
   /**
    * The record lists of the snapshots still being written out (see snapshot()): they hold
    * the records themselves until, before any record changes, they get copies of them.
@@ -49,26 +78,56 @@ export class ProvisioningStore {
 
   /** `seed` is only read; its records are copied (a shallow copy each, see ownGrid and the others). */
   constructor(
-    seed: ProvisioningSections,
+    private readonly seed: ProvisioningSections,
     private readonly clock: Clock,
-    timeScale: number,
+    private readonly timeScale: number,
   ) {
-    const state: ProvisioningSections = (this.state = {
+    this.loadedAt = clock.now();
+  }
+
+  /** The parts, made on first use. */
+  private get parts(): Parts {
+    return (this.made ??= this.make());
+  }
+
+  /** Whether the records have been copied and the seed's starts made (for tests). */
+  get built(): boolean {
+    return this.made !== undefined;
+  }
+
+  private make(): Parts {
+    const { seed, clock, timeScale, loadedAt } = this;
+    const state: ProvisioningSections = {
       grids: seed.grids.map(ownGrid),
       cloudServers: seed.cloudServers.map(ownServer),
       rsdbs: seed.rsdbs.map(ownRsdb),
       environments: seed.environments.map(ownEnvironment),
-    });
-    const loadedAt = clock.now();
-    this.grids = new GridStore(state, clock, timeScale, loadedAt);
-    this.rsdbs = new RsdbStore(state.rsdbs, clock, timeScale, loadedAt);
-    this.environments = new EnvironmentStore(state.environments, clock, timeScale, loadedAt);
-    this.schedules = {
-      grid: this.grids.schedules,
-      cloudServer: this.grids.serverSchedules,
-      rsdb: this.rsdbs.schedules,
-      environment: this.environments.schedules,
     };
+    const grids = new GridStore(state, clock, timeScale, loadedAt);
+    const rsdbs = new RsdbStore(state.rsdbs, clock, timeScale, loadedAt);
+    const environments = new EnvironmentStore(state.environments, clock, timeScale, loadedAt);
+    const schedules = { grid: grids.schedules, cloudServer: grids.serverSchedules, rsdb: rsdbs.schedules, environment: environments.schedules };
+    return { state, grids, rsdbs, environments, schedules };
+  }
+
+  private get state(): ProvisioningSections {
+    return this.parts.state;
+  }
+
+  private get grids(): GridStore {
+    return this.parts.grids;
+  }
+
+  private get rsdbs(): RsdbStore {
+    return this.parts.rsdbs;
+  }
+
+  private get environments(): EnvironmentStore {
+    return this.parts.environments;
+  }
+
+  private get schedules(): Readonly<Record<ResourceKind, ScheduleReader>> {
+    return this.parts.schedules;
   }
 
   /** The records of the repository objects this store owns (the Objects calls), read only. */
@@ -107,8 +166,10 @@ export class ProvisioningStore {
 
   /** How many entries each of the four sections holds, without exporting them. */
   counts(): Record<keyof ProvisioningSections, number> {
-    const { grids, cloudServers, rsdbs, environments } = this.state;
-    return { grids: grids.length, cloudServers: cloudServers.length, rsdbs: rsdbs.length, environments: environments.length };
+    // Read from the seed while the parts are not made: the same numbers, nothing built.
+    const { grids, cloudServers, rsdbs, environments } = this.made?.state ?? this.seed;
+    const seeded = this.made ? 0 : seededServerCount(grids);
+    return { grids: grids.length, cloudServers: cloudServers.length + seeded, rsdbs: rsdbs.length, environments: environments.length };
   }
 
   // --- Grids and cloud servers ---------------------------------------------------------

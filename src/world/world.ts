@@ -144,6 +144,16 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
   }
 
   /**
+   * Works out ahead, in slices that let the event loop turn between them, what building stores
+   * from `state` takes long for (every interface's `prepare`), so that a replace() or fork()
+   * with it afterwards holds the event loop only briefly. Changes nothing in this world;
+   * throws what building the stores would throw, so an import it refuses changes nothing.
+   */
+  async prepare(state: State): Promise<void> {
+    for (const i of this.interfaces) await i.prepare?.(state as never, { now: this.clock.now() });
+  }
+
+  /**
    * The whole state in the fixture format: the world's fault rules that can still fire, as
    * rules to add; no scenarios, whose outcomes are in their resources (`nextStartOutcome`).
    */
