@@ -57,7 +57,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
     idleTimeoutMs: config.sandboxIdleTimeoutMs,
     // A new sandbox copies what the process started with: the state file's state when there
     // was one, else the fixtures. Its reset goes back to the fixtures, as the default world's does.
-    create: (name, state) => world.fork(name, state ?? opened?.persisted?.state),
+    create: (name, state, clock) => world.fork(name, state ?? opened?.persisted?.state, clock),
     now: wallClock,
     seedHasToken: (token) => (seedTokens ??= new Set(((opened?.persisted?.state ?? fixtures) as State).tokens.map((t) => t.token))).has(token),
   });

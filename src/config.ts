@@ -24,6 +24,7 @@ export const ConfigSchema = Type.Object({
   host: Type.String({ env: 'HOST', flag: 'host', minLength: 1, default: '127.0.0.1', description: 'address to listen on (0.0.0.0 in a container)' }),
   logLevel: literals(LOG_LEVELS, { env: 'LOG_LEVEL', flag: 'log-level', default: 'info', description: 'pino log level' }),
   fixturesDir: Type.String({ env: 'FIXTURES_DIR', flag: 'fixtures', minLength: 1, default: BUNDLED_FIXTURES_DIR, description: 'folder of fixture JSON files to seed from (default: the bundled demo seed)' }),
+  seedClock: literals(['real', 'keep'] as const, { env: 'SEED_CLOCK', flag: 'seed-clock', default: 'real', description: "a seed that is an export (it has a clock): real loads it on real time, its emulated times moved to keep their ages; keep sets the clock to the export's" }),
   timeScale: Type.Number({ env: 'TIME_SCALE', flag: 'time-scale', minimum: 0, default: 1, description: 'multiplies every lifecycle duration; 0 makes every transition immediate' }),
   tokenIdleTimeoutMs: Type.Integer({ env: 'TOKEN_IDLE_TIMEOUT_MS', flag: 'token-idle-timeout-ms', minimum: 1, default: 5 * 60 * 60 * 1000, description: 'a session token expires after this long without use (emulated time)' }),
   repositoryMaxBytes: Type.Integer({ env: 'REPOSITORY_MAX_BYTES', flag: 'repository-max-bytes', minimum: 0, default: 16 * 1024 * 1024, description: 'most bytes (as JSON) of repository objects stored through the Objects calls, per world; a create or update past it answers 503' }),

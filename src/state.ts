@@ -13,7 +13,7 @@ export const StateSchema = STATE.schema;
 export const FixtureFileSchema = STATE.fileSchema;
 export const SECTION_NAMES = STATE.sectionNames as readonly SectionName[];
 export type State = Static<typeof StateSchema>;
-export type SectionName = Exclude<keyof State, '$schema'>;
+export type SectionName = Exclude<keyof State, '$schema' | 'clock'>;
 
 export const emptyState = (): State => STATE.empty();
 export const parseState = (data: unknown, where: string, options?: { owned?: boolean }): State => STATE.parse(data, where, options);

@@ -27,9 +27,9 @@ export const annotations: Interface<'annotations', typeof AnnotationSectionsSche
   build: (state, { clock }) => new AnnotationStore(state, clock),
   objects: annotationObjects,
   state: {
-    export: (store) => store.export(),
+    export: (store, at) => store.export(at),
     counts: (store) => store.counts(),
-    snapshot: (store) => ({ sections: store.snapshot() }),
+    snapshot: (store, at) => ({ sections: store.snapshot(at) }),
   },
   routes: async (app, { store, config }) => {
     await app.register(annotationRoutes, { store, config });

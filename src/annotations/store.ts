@@ -22,6 +22,9 @@ interface AnnotationRecord {
   readonly source: string;
   readonly type: string;
   readonly user: string;
+  /** Its start (end) came relative to the load (startAgoMs, endAgoMs): an export writes it relative again. */
+  readonly startRelative?: true;
+  readonly endRelative?: true;
 }
 
 export interface AnnotationFilter {
@@ -182,6 +185,8 @@ export class AnnotationStore {
           source: seed.source,
           type: seed.type,
           user: seed.user,
+          ...(seed.startAgoMs !== undefined ? { startRelative: true as const } : {}),
+          ...(seed.endAgoMs !== undefined ? { endRelative: true as const } : {}),
         };
       });
       // Two sorted runs, which the sort merges.
@@ -270,6 +275,9 @@ export class AnnotationStore {
       source: record.source,
       type: record.type,
       user: record.user,
+      // A time given in the update is absolute; one kept stays as it came.
+      ...(record.startRelative && patch.start === undefined ? { startRelative: true as const } : {}),
+      ...(record.endRelative && patch.end === undefined ? { endRelative: true as const } : {}),
     };
     this.writable();
     if (start !== record.start) {
@@ -305,22 +313,29 @@ export class AnnotationStore {
     this.shared = false;
   }
 
-  /** Domains and annotations in the fixture format, with absolute times, by id. */
-  export(): AnnotationSections {
+  /**
+   * Domains and annotations in the fixture format, by id: a time that came relative
+   * (startAgoMs, endAgoMs) relative to `at` (the export's clock), the others absolute.
+   */
+  export(at: number): AnnotationSections {
     const annotations = this.records()
       .sort((a, b) => a.id - b.id)
-      .map((a) => this.exported(a));
+      .map((a) => this.exported(a, at));
     return { domains: this.state.domains.map((d) => ({ ...d })), annotations };
   }
 
   /** An annotation in the fixture format: the keys in export order, lastModified always given. */
-  private exported(a: AnnotationRecord): AnnotationSeed {
+  private exported(a: AnnotationRecord, at: number): AnnotationSeed {
+    // Relative to the export's clock; never "in the future", which the format cannot say (the
+    // clock only goes back when the store is rebuilt, so this does not happen).
+    const startAgo = a.startRelative && at >= a.start;
+    const endAgo = a.endRelative && a.end !== undefined && at >= a.end;
     return {
       id: a.id,
       title: a.title,
       text: a.text,
-      start: a.start,
-      ...(a.end !== undefined ? { end: a.end } : {}),
+      ...(startAgo ? { startAgoMs: at - a.start } : { start: a.start }),
+      ...(a.end === undefined ? {} : endAgo ? { endAgoMs: at - a.end } : { end: a.end }),
       domainIds: [...a.domainIds],
       lastModified: a.lastModified ?? this.loadedAt,
       source: a.source,
@@ -334,10 +349,10 @@ export class AnnotationStore {
    * changed once stored, so the snapshot holds them as they are, to be sorted by id and put
    * in the fixture format (`exported`) as they are written.
    */
-  snapshot(): Record<'domains' | 'annotations', SectionSnapshot> {
+  snapshot(at: number): Record<'domains' | 'annotations', SectionSnapshot> {
     return {
       domains: { items: [...this.state.domains] },
-      annotations: { items: this.records(), sortById: true, exported: (a) => this.exported(a as AnnotationRecord) },
+      annotations: { items: this.records(), sortById: true, exported: (a) => this.exported(a as AnnotationRecord, at) },
     };
   }
 

@@ -74,11 +74,15 @@ export interface InterfaceModel<Name extends string = string, Sections extends S
   references?(state: SectionsOf<Sections>, keys: { readonly [K in keyof Sections]: SectionKeys }, problem: (text: () => string) => void): void;
   /** A fresh store from a state (validated, and only read: the store copies what it changes). */
   build(state: SectionsOf<Sections>, context: BuildContext<Config>): Store;
-  /** Its sections of the state, their sizes and a snapshot, from its store. */
+  /**
+   * Its sections of the state, their sizes and a snapshot, from its store. `at` is the
+   * emulated time the export's clock says: a time kept relative (`startAgoMs`) is written
+   * relative to it.
+   */
   readonly state: {
-    export(store: Store): SectionsOf<Sections>;
+    export(store: Store, at: number): SectionsOf<Sections>;
     counts(store: Store): Record<keyof Sections & string, number>;
-    snapshot(store: Store): StoreSnapshot<keyof Sections & string>;
+    snapshot(store: Store, at: number): StoreSnapshot<keyof Sections & string>;
   };
   /** Present when the interface has lifecycles that move with the clock. */
   readonly timed?: Timed<Store>;

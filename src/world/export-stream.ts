@@ -1,3 +1,4 @@
+import type { ClockAnchor } from '../core/clock.js';
 import type { SectionSnapshot } from '../core/snapshot.js';
 import type { SectionName } from './state.js';
 
@@ -15,6 +16,8 @@ import type { SectionName } from './state.js';
  * that the stores stop keeping them as they were.
  */
 export interface StateSnapshot {
+  /** The world's clock at the moment it was taken: an export's relative times are relative to it. */
+  clock?: ClockAnchor;
   sections: Record<SectionName, SectionSnapshot>;
   release(): void;
 }
@@ -279,8 +282,8 @@ export async function* stateFileText(
 // --- The export: the response schema's serializer, compact ------------------------------
 
 /**
- * The body of GET /_emulator/state, in chunks: `{"users":[...],"tokens":[...],...}` with the
- * sections in `order` (the response schema's), each section's entries written by its
+ * The body of GET /_emulator/state, in chunks: `{"clock":{...},"users":[...],"tokens":[...],...}`
+ * with the snapshot's clock first (when it has one), then the sections in `order` (the response schema's), each section's entries written by its
  * schema's serializer, a batch at a time: the bytes the serializer of the whole state writes.
  * A section's serializer is asked for when the section is reached (compiling one takes
  * milliseconds, all of them together more than a slice).
@@ -294,10 +297,12 @@ export async function* exportText(
   async function* whole() {
     // The snapshot was taken in this turn of the event loop; the writing starts in the next.
     await slicer.pause();
-    yield '{';
+    // The clock first: a reader learns what the times are relative to before it reads them.
+    const { clock } = state;
+    yield clock ? `{"clock":{"now":${clock.now},"scale":${clock.scale},"frozen":${clock.frozen}}` : '{';
     for (let i = 0; i < order.length; i++) {
       const name = order[i];
-      yield `${i ? ',' : ''}${JSON.stringify(name)}:[`;
+      yield `${i || clock ? ',' : ''}${JSON.stringify(name)}:[`;
       const serialize = serializerOf(name);
       if (slicer.due) await slicer.pause();
       let first = true;

@@ -1,6 +1,8 @@
 import { Type, type Static, type TObject, type TOptional, type TPartial, type TSchema, type TString } from '@sinclair/typebox';
 import { FixtureError, MAX_LISTED_PROBLEMS, problemMessage, readFixtureFiles, validate } from '../core/fixtures.js';
 import type { AnyInterfaceModel, SectionKeys, SectionSchemasOf } from '../core/interface.js';
+import { ClockAnchorSchema, type ClockAnchor } from '../core/clock.js';
+import { timeShifter, type Shifter } from '../core/time-shift.js';
 
 /**
  * The state format: the whole state of the emulator, in the fixture format, made of the
@@ -14,7 +16,7 @@ import type { AnyInterfaceModel, SectionKeys, SectionSchemasOf } from '../core/i
 export type SectionName = string;
 
 /** A state of some list of interfaces, as the world handles it without knowing which. */
-export type State = { $schema?: string } & { [section: string]: unknown };
+export type State = { $schema?: string; clock?: ClockAnchor } & { [section: string]: unknown };
 
 /** Reads and validates a whole state, naming `where` in its errors (a FixtureError). */
 export type ParseState<S = State> = (data: unknown, where: string, options?: { owned?: boolean }) => S;
@@ -41,6 +43,12 @@ export interface StateFormat<T extends TObject, S = Static<T>> {
   load(dir: string): Promise<S>;
   /** Duplicates and references to things that do not exist (see below). */
   consistencyProblems(state: S): { listed: string[]; total: number };
+  /**
+   * The state with every emulated time (core/time-shift.ts) moved by `delta` ms, and without
+   * its clock: a copy of the entries that hold one, the others shared. The state itself is not
+   * changed.
+   */
+  shift(state: S, delta: number): S;
 }
 
 /** Collects problems: the first MAX_LISTED_PROBLEMS as text, the rest only counted. */
@@ -61,12 +69,39 @@ function throwProblems(where: string, { listed, total }: { listed: string[]; tot
 }
 
 
+const shifters = new WeakMap<readonly AnyInterfaceModel[], (state: State, delta: number) => State>();
+
+/**
+ * How a state of these interfaces is moved in time (StateFormat.shift), made once per list:
+ * the sections whose entries hold emulated times (core/time-shift.ts), and how to move them.
+ */
+export function stateShifter(interfaces: readonly AnyInterfaceModel[]): (state: State, delta: number) => State {
+  let shift = shifters.get(interfaces);
+  if (shift) return shift;
+  const sections: Array<[SectionName, Shifter]> = [];
+  for (const i of interfaces) {
+    for (const [name, schema] of Object.entries(i.sections as Record<string, TSchema>)) {
+      const shifter = timeShifter(schema);
+      if (shifter) sections.push([name, shifter]);
+    }
+  }
+  shift = (state, delta) => {
+    const { clock: _clock, ...rest } = state;
+    if (delta !== 0) for (const [name, shifter] of sections) if (rest[name] !== undefined) rest[name] = shifter(rest[name], delta);
+    return rest;
+  };
+  shifters.set(interfaces, shift);
+  return shift;
+}
+
 /** The whole state of a list of interfaces. */
 export type StateOfList<L extends readonly AnyInterfaceModel[]> = Static<StateSchemaOf<L>>;
 
 /** The state format of a list of interfaces: their sections, in the order of the list. */
 /** The schema of the whole state of a list of interfaces. */
-export type StateSchemaOf<L extends readonly AnyInterfaceModel[]> = TObject<{ $schema: TOptional<TString> } & SectionSchemasOf<L>>;
+export type StateSchemaOf<L extends readonly AnyInterfaceModel[]> = TObject<
+  { $schema: TOptional<TString>; clock: TOptional<typeof ClockAnchorSchema> } & SectionSchemasOf<L>
+>;
 
 export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: L): StateFormat<StateSchemaOf<L>> {
   type S = Static<StateSchemaOf<L>>;
@@ -74,18 +109,24 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
   const keyOf: Record<string, (item: never) => string | number> = {};
   for (const i of interfaces) {
     for (const name of Object.keys(i.sections)) {
-      if (name in sections || name === '$schema') throw new Error(`interface ${i.name}: the state already has a section '${name}'`);
+      if (name in sections || name === '$schema' || name === 'clock') throw new Error(`interface ${i.name}: the state already has a section '${name}'`);
       sections[name] = i.sections[name];
       keyOf[name] = i.keys[name];
     }
   }
   const sectionNames: readonly SectionName[] = Object.freeze(Object.keys(sections));
   const schema = Type.Object(
-    { $schema: Type.Optional(Type.String({ description: 'path of the JSON Schema, for editors' })), ...sections },
+    {
+      $schema: Type.Optional(Type.String({ description: 'path of the JSON Schema, for editors' })),
+      // An export's clock: its emulated times are relative to clock.now (docs/fixtures.md, "Time").
+      clock: Type.Optional(ClockAnchorSchema),
+      ...sections,
+    },
     { additionalProperties: false, $id: 'State' },
   ) as unknown as StateSchemaOf<L>;
   const fileSchema = Type.Partial(schema, { additionalProperties: false });
   const empty = (): S => Object.fromEntries(sectionNames.map((name) => [name, []])) as unknown as S;
+  const shift = stateShifter(interfaces) as unknown as (state: S, delta: number) => S;
 
   /** References to things that do not exist, given the identities of every section: each interface checks its own. */
   const referenceProblems = (state: S, keys: Record<SectionName, SectionKeys>, problem: (text: () => string) => void): void => {
@@ -143,5 +184,5 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
     return state as S;
   };
 
-  return { sectionNames, schema, fileSchema, empty, parse, load, consistencyProblems };
+  return { sectionNames, schema, fileSchema, empty, parse, load, consistencyProblems, shift };
 }
