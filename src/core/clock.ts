@@ -32,6 +32,9 @@ export const ClockAnchorSchema = Type.Object(
     now: Type.Integer({ minimum: 0, description: 'the emulated time the export was taken at, epoch ms: the times of the export are relative to it' }),
     scale: Type.Number({ minimum: 0, default: 1, description: 'emulated ms per real ms' }),
     frozen: Type.Boolean({ default: false }),
+    loadedAt: Type.Optional(
+      Type.Integer({ minimum: 0, description: 'when its state was loaded, epoch ms: what a time the state leaves out reads (the since of a resource never started)' }),
+    ),
   },
   { additionalProperties: false, description: "the exporting world's clock" },
 );

@@ -26,6 +26,12 @@ export interface SectionKeys {
 export interface BuildContext<Config = unknown> {
   /** The world's clock: every time the store reads comes from it. */
   readonly clock: Clock;
+  /**
+   * When the state was loaded, emulated epoch ms: what a time the state leaves out reads (the
+   * since of a resource never started, the creation of an object never stored). The clock's
+   * now, unless the state is an export that says when its own state was loaded.
+   */
+  readonly loadedAt: number;
   readonly config: Config;
   /**
    * The stores of the interfaces earlier in the list, by interface name, for an interface

@@ -52,6 +52,8 @@ export class ProvisioningStore {
     seed: ProvisioningSections,
     private readonly clock: Clock,
     timeScale: number,
+    /** When the state was loaded (BuildContext.loadedAt): the since of a resource never started. */
+    loadedAt = clock.now(),
   ) {
     const state: ProvisioningSections = (this.state = {
       grids: seed.grids.map(ownGrid),
@@ -59,7 +61,6 @@ export class ProvisioningStore {
       rsdbs: seed.rsdbs.map(ownRsdb),
       environments: seed.environments.map(ownEnvironment),
     });
-    const loadedAt = clock.now();
     this.grids = new GridStore(state, clock, timeScale, loadedAt);
     this.rsdbs = new RsdbStore(state.rsdbs, clock, timeScale, loadedAt);
     this.environments = new EnvironmentStore(state.environments, clock, timeScale, loadedAt);

@@ -282,8 +282,8 @@ export async function* stateFileText(
 // --- The export: the response schema's serializer, compact ------------------------------
 
 /**
- * The body of GET /_emulator/state, in chunks: `{"clock":{...},"users":[...],"tokens":[...],...}`
- * with the snapshot's clock first (when it has one), then the sections in `order` (the response schema's), each section's entries written by its
+ * The body of GET /_emulator/state, in chunks: `{"users":[...],"tokens":[...],...,"clock":{...}}`
+ * with the sections in `order`, then the snapshot's clock (when it has one) (the response schema's), each section's entries written by its
  * schema's serializer, a batch at a time: the bytes the serializer of the whole state writes.
  * A section's serializer is asked for when the section is reached (compiling one takes
  * milliseconds, all of them together more than a slice).
@@ -297,12 +297,10 @@ export async function* exportText(
   async function* whole() {
     // The snapshot was taken in this turn of the event loop; the writing starts in the next.
     await slicer.pause();
-    // The clock first: a reader learns what the times are relative to before it reads them.
-    const { clock } = state;
-    yield clock ? `{"clock":{"now":${clock.now},"scale":${clock.scale},"frozen":${clock.frozen}}` : '{';
+    yield '{';
     for (let i = 0; i < order.length; i++) {
       const name = order[i];
-      yield `${i || clock ? ',' : ''}${JSON.stringify(name)}:[`;
+      yield `${i ? ',' : ''}${JSON.stringify(name)}:[`;
       const serialize = serializerOf(name);
       if (slicer.due) await slicer.pause();
       let first = true;
@@ -311,6 +309,12 @@ export async function* exportText(
         first = false;
       }
       yield ']';
+    }
+    // The clock last, where the response schema's serializer writes an optional field.
+    const { clock } = state;
+    if (clock) {
+      const loaded = clock.loadedAt === undefined ? '' : `,"loadedAt":${clock.loadedAt}`;
+      yield `${order.length ? ',' : ''}"clock":{"now":${clock.now},"scale":${JSON.stringify(clock.scale)},"frozen":${clock.frozen}${loaded}}`;
     }
     yield '}';
   }

@@ -27,6 +27,8 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
   private readonly startClock: { scale: number; frozen: boolean };
   /** The state the stores were last built from (the seed, a loaded or posted state). */
   private builtFrom!: State;
+  /** When the stores were built, emulated epoch ms (BuildContext.loadedAt); an export carries it. */
+  private loadedAt = 0;
   /** Whether anything may have changed the stores since they were built. */
   private touched = false;
   private changeCount = 0;
@@ -134,7 +136,7 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
   /** The clock an export of this world carries, read at one instant with the export. */
   anchor(): ClockAnchor {
     const { now, scale, frozen } = this.clock.status();
-    return { now, scale, frozen };
+    return { now, scale, frozen, loadedAt: this.loadedAt };
   }
 
   /** The whole state in the fixture format, with the clock its relative times are relative to. */
@@ -209,11 +211,19 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
     // another, its emulated times move by the difference (every relative one follows the clock).
     let state = given;
     const anchor = (given as AnyState).clock;
-    if (anchor && clockMode === 'keep') clock.set(anchor);
-    else if (anchor) state = stateShifter(this.interfaces)(given as AnyState, clock.now() - anchor.now) as State;
+    let loadedAt = clock.now();
+    if (anchor && clockMode === 'keep') {
+      clock.set(anchor);
+      loadedAt = anchor.loadedAt ?? anchor.now;
+    } else if (anchor) {
+      const delta = clock.now() - anchor.now;
+      state = stateShifter(this.interfaces)(given as AnyState, delta) as State;
+      loadedAt = (anchor.loadedAt ?? anchor.now) + delta;
+    }
+    this.loadedAt = loadedAt;
     const stores: Record<string, unknown> = {};
     const views: ObjectViews = {};
-    for (const i of this.interfaces) stores[i.name] = i.build(state as never, { clock, config, stores: Object.freeze({ ...stores }), views });
+    for (const i of this.interfaces) stores[i.name] = i.build(state as never, { clock, loadedAt, config, stores: Object.freeze({ ...stores }), views });
     // Every interface's repository objects, each read from its store when the repository is asked.
     for (const i of this.interfaces) if (i.objects) Object.assign(views, i.objects(stores[i.name]));
     return stores as StoresOf<L>;
