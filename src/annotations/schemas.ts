@@ -43,7 +43,7 @@ export { domainApiKey } from '../core/app-keys.js';
 /**
  * An annotation in a fixture. Times are absolute (`start`, `end`) or relative to the moment
  * the seed loads (`startAgoMs`, `endAgoMs`), so a demo seed stays in "the last 30 days"
- * however old the file is. An export always writes absolute times.
+ * however old the file is. An export writes a relative time relative to its clock again.
  */
 export const AnnotationSeedSchema = Type.Object(
   {

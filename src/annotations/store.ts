@@ -326,8 +326,27 @@ export class AnnotationStore {
 
   /** An annotation in the fixture format: the keys in export order, lastModified always given. */
   private exported(a: AnnotationRecord, at: number): AnnotationSeed {
-    // Relative to the export's clock; never "in the future", which the format cannot say (the
-    // clock only goes back when the store is rebuilt, so this does not happen).
+    if (a.startRelative || a.endRelative) return this.exportedRelative(a, at);
+    return {
+      id: a.id,
+      title: a.title,
+      text: a.text,
+      start: a.start,
+      ...(a.end !== undefined ? { end: a.end } : {}),
+      domainIds: [...a.domainIds],
+      lastModified: a.lastModified ?? this.loadedAt,
+      source: a.source,
+      type: a.type,
+      user: a.user,
+    };
+  }
+
+  /**
+   * An annotation whose times came relative, with them relative to `at` again: never "in the
+   * future", which the format cannot say (the clock only goes back when the store is rebuilt,
+   * so that does not happen). Apart from exported(): the common case keeps its one literal.
+   */
+  private exportedRelative(a: AnnotationRecord, at: number): AnnotationSeed {
     const startAgo = a.startRelative && at >= a.start;
     const endAgo = a.endRelative && a.end !== undefined && at >= a.end;
     return {

@@ -61,11 +61,12 @@ const NOT_A_STATE = 'body: expected a JSON object with the state sections (users
 export function clockModeOf(query: unknown): ClockMode | undefined {
   const given = query !== null && typeof query === 'object' ? (query as Record<string, unknown>) : {};
   const unknown = Object.keys(given).filter((key) => key !== 'clock');
-  if (unknown.length) throw badRequest(`querystring: unknown option '${unknown[0]}'; the only option is clock (keep or real)`);
+  // The messages the validator of the other routes gives.
+  if (unknown.length) throw badRequest(`querystring: unknown field '${unknown[0].slice(0, 60)}'`);
   const { clock } = given;
   if (clock === undefined) return undefined;
   if (typeof clock === 'string' && (CLOCK_MODES as readonly string[]).includes(clock)) return clock as ClockMode;
-  throw badRequest(`querystring/clock must be one of ${CLOCK_MODES.join(', ')} (got ${JSON.stringify(clock).slice(0, 60)})`);
+  throw badRequest(`querystring field 'clock' must be one of ${CLOCK_MODES.map((m) => `"${m}"`).join(', ')}`);
 }
 
 /** How many entries each section of a state holds. */

@@ -103,7 +103,7 @@ describe('export', () => {
     await app.inject({ method: 'DELETE', url: `${BASE}/1921103`, headers: DEMO });
 
     const exported = app.world.exportState();
-    expect(exported.clock).toEqual({ now: T0 + 5000, scale: 1, frozen: true });
+    expect(exported.clock).toEqual({ now: T0 + 5000, scale: 1, frozen: true, loadedAt: T0 });
     const byId = new Map(exported.annotations.map((a) => [a.id, a]));
     // The seed's startAgoMs, aged by the 5 s the clock moved; an end removed stays removed.
     expect(byId.get(1921101)).toMatchObject({ startAgoMs: 2527200000 + 5000, endAgoMs: 2520000000 + 5000 });
