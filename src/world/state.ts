@@ -164,7 +164,16 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
     const state = empty() as Record<string, never[]>;
     const origins = {} as Record<SectionName, Map<string | number, string>>;
     for (const name of sectionNames) origins[name] = new Map();
+    // A folder takes the clock of the export in it (docs/fixtures.md, "Time"): one, as the
+    // times of every file are read against it.
+    let clockFrom: string | undefined;
     for (const { file, data } of files) {
+      const { clock } = data as { clock?: ClockAnchor };
+      if (clock) {
+        if (clockFrom !== undefined) throw new FixtureError(`${file}: $.clock: ${clockFrom} carries a clock too; a folder holds at most one file with a clock (an export)`);
+        clockFrom = file;
+        (state as Record<string, unknown>).clock = clock;
+      }
       for (const name of sectionNames) {
         const items = ((data as Record<string, never[] | undefined>)[name] ?? []) as never[];
         const origin = origins[name];

@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp } from '../../src/app.js';
@@ -173,6 +176,36 @@ describe('an export carries its clock', () => {
       return [now - found.start, now - found.end];
     };
     expect(await incident(copy.app, later)).toEqual(await incident(app, clock.now()));
+  });
+
+  it('saved in a fixtures folder, seeds an emulator that shows the same ages; one file with a clock per folder', async () => {
+    const { app, clock } = await usedDemo();
+    const dir = await mkdtemp(join(tmpdir(), 'export-clock-'));
+    try {
+      await writeFile(join(dir, 'demo.json'), (await ok(app, { url: '/_emulator/state' })).body);
+      // A file written by hand beside it: its times are read against the export's clock too.
+      await writeFile(join(dir, 'more.json'), JSON.stringify({ annotations: [{ id: 7, title: 't', text: 'x', startAgoMs: HOUR, domainIds: [], user: 'u' }] }));
+      const folder = await loadFixtures(dir);
+      expect(folder.clock).toEqual({ now: clock.now(), scale: 1, frozen: true, loadedAt: T0 });
+      const later = clock.now() + 7 * DAY;
+      const copy = await appAt(later, folder);
+      const ages = async (a: FastifyInstance, now: number) =>
+        ((await ok(a, { url: ANNOTATIONS, headers: DEMO })).json() as Array<{ id: number; start: number }>).filter((x) => x.id !== 7).map((x) => [x.id, now - x.start]);
+      const seed = await demoSeed();
+      const relative = new Set(seed.annotations.filter((x) => x.startAgoMs !== undefined).map((x) => x.id));
+      const relativeAges = async (a: FastifyInstance, now: number) => (await ages(a, now)).filter(([id]) => relative.has(id));
+      expect(await relativeAges(copy.app, later)).toEqual(await relativeAges(app, clock.now()));
+      const grid = async (a: FastifyInstance, now: number) => {
+        const { state, next } = (await ok(a, { url: '/_emulator/lifecycles/grid/101' })).json();
+        return { state, next: next.at - now };
+      };
+      expect(await grid(copy.app, later)).toEqual(await grid(app, clock.now()));
+
+      await writeFile(join(dir, 'other.json'), JSON.stringify({ clock: { now: T0, scale: 1, frozen: false } }));
+      await expect(loadFixtures(dir)).rejects.toThrow(/other\.json: \$\.clock: \S*demo\.json carries a clock too; a folder holds at most one file with a clock \(an export\)/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('loaded with ?clock=real, runs on the world\'s own time with the same ages', async () => {
