@@ -190,7 +190,9 @@ describe('an export carries its clock', () => {
       const later = clock.now() + 7 * DAY;
       const copy = await appAt(later, folder);
       const ages = async (a: FastifyInstance, now: number) =>
-        ((await ok(a, { url: ANNOTATIONS, headers: DEMO })).json() as Array<{ id: number; start: number }>).filter((x) => x.id !== 7).map((x) => [x.id, now - x.start]);
+        ((await ok(a, { url: ANNOTATIONS, headers: DEMO })).json() as Array<{ id: number; start: number }>)
+          .filter((x) => x.id !== 7)
+          .map((x) => [x.id, now - x.start]);
       const seed = await demoSeed();
       const relative = new Set(seed.annotations.filter((x) => x.startAgoMs !== undefined).map((x) => x.id));
       const relativeAges = async (a: FastifyInstance, now: number) => (await ages(a, now)).filter(([id]) => relative.has(id));
