@@ -22,27 +22,6 @@ export const ClockStatusSchema = Type.Object({
 });
 export type ClockStatus = Static<typeof ClockStatusSchema>;
 
-/**
- * The clock an export carries: the emulated instant it was taken at, and how the clock ran.
- * Loaded with its clock, a state sets the world's clock to it; loaded on real time, its
- * emulated times are moved by the difference instead (see core/time-shift.ts).
- */
-export const ClockAnchorSchema = Type.Object(
-  {
-    now: Type.Integer({ minimum: 0, description: 'the emulated time the export was taken at, epoch ms: the times of the export are relative to it' }),
-    scale: Type.Number({ minimum: 0, default: 1, description: 'emulated ms per real ms' }),
-    frozen: Type.Boolean({ default: false }),
-    loadedAt: Type.Optional(
-      Type.Integer({ minimum: 0, description: 'when its state was loaded, epoch ms: what a time the state leaves out reads (the since of a resource never started)' }),
-    ),
-  },
-  { additionalProperties: false, description: "the exporting world's clock" },
-);
-export type ClockAnchor = Static<typeof ClockAnchorSchema>;
-
-/** How a state that carries a clock is loaded: on its own clock, or on the world's (real) time. */
-export const CLOCK_MODES = ['keep', 'real'] as const;
-export type ClockMode = (typeof CLOCK_MODES)[number];
 
 /** A clock whose time can be advanced, sped up, slowed down or frozen. */
 export interface ControllableClock extends Clock {
@@ -68,6 +47,28 @@ export const wallClock = (): number => Date.now();
  * still a four-digit year, as ISO 8601 wants. A sped-up clock that gets there stops there.
  */
 export const LATEST_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/**
+ * The clock an export carries: the emulated instant it was taken at, and how the clock ran.
+ * Loaded with its clock, a state sets the world's clock to it; loaded on real time, its
+ * emulated times are moved by the difference instead (see core/time-shift.ts).
+ */
+export const ClockAnchorSchema = Type.Object(
+  {
+    now: Type.Integer({ minimum: 0, maximum: LATEST_INSTANT, description: 'the emulated time the export was taken at, epoch ms: the times of the export are relative to it' }),
+    scale: Type.Number({ minimum: 0, maximum: 1_000_000, default: 1, description: 'emulated ms per real ms' }),
+    frozen: Type.Boolean({ default: false }),
+    loadedAt: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: LATEST_INSTANT, description: 'when its state was loaded, epoch ms: what a time the state leaves out reads (the since of a resource never started)' }),
+    ),
+  },
+  { additionalProperties: false, description: "the exporting world's clock" },
+);
+export type ClockAnchor = Static<typeof ClockAnchorSchema>;
+
+/** How a state that carries a clock is loaded: on its own clock, or on the world's (real) time. */
+export const CLOCK_MODES = ['keep', 'real'] as const;
+export type ClockMode = (typeof CLOCK_MODES)[number];
 
 /** Real time in milliseconds from an arbitrary origin, for measuring how long something took. */
 export const stopwatch = (): number => performance.now();
