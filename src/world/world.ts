@@ -120,7 +120,9 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
    * clock, starting at this world's current time with the clock settings the process started with.
    */
   fork(name: string, state?: AnyState, clockMode?: ClockMode): World<L, State> {
-    const clock = new EmulatorClock({ start: this.clock.now(), scale: this.startClock.scale, frozen: this.startClock.frozen });
+    // The same real time as this world's clock (a reset to real time reads it), its own emulated time.
+    const source = () => this.clock.real();
+    const clock = new EmulatorClock({ start: this.clock.now(), scale: this.startClock.scale, frozen: this.startClock.frozen, source });
     return new World<L, State>(this.interfaces, this.seed, clock, this.config, (state ?? this.seed) as State, name, clockMode);
   }
 

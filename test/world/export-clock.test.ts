@@ -259,6 +259,11 @@ describe('POST /_emulator/reset', () => {
     const listed = (await ok(app, { url: ANNOTATIONS, headers: DEMO })).json() as Array<{ id: number; start: number }>;
     expect(listed.find((a) => a.id === seeded.id)!.start).toBe(wall - seeded.startAgoMs!);
 
+    // A sandbox's clock follows the same real time.
+    await ok(app, { method: 'PUT', url: '/_emulator/sandboxes/s1' });
+    await ok(app, { method: 'POST', url: '/sandbox/s1/_emulator/clock/advance', payload: { ms: 2 * DAY } });
+    expect((await ok(app, { method: 'POST', url: '/sandbox/s1/_emulator/reset?clock=real' })).json().clock.now).toBe(wall);
+
     const bad = await app.inject({ method: 'POST', url: '/_emulator/reset?clock=yesterday' });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().message).toBe('querystring field \'clock\' must be one of "keep", "real"');
