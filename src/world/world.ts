@@ -214,6 +214,9 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
     let state = given;
     const anchor = (given as AnyState).clock;
     let loadedAt = clock.now();
+    // A state refused while its stores are built (a relative range that ends before it starts)
+    // leaves the clock as it was.
+    const before = anchor && clockMode === 'keep' ? clock.status() : undefined;
     if (anchor && clockMode === 'keep') {
       clock.set(anchor);
       loadedAt = anchor.loadedAt ?? anchor.now;
@@ -222,10 +225,15 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
       state = stateShifter(this.interfaces)(given as AnyState, delta) as State;
       loadedAt = (anchor.loadedAt ?? anchor.now) + delta;
     }
-    this.loadedAt = loadedAt;
     const stores: Record<string, unknown> = {};
     const views: ObjectViews = {};
-    for (const i of this.interfaces) stores[i.name] = i.build(state as never, { clock, loadedAt, config, stores: Object.freeze({ ...stores }), views });
+    try {
+      for (const i of this.interfaces) stores[i.name] = i.build(state as never, { clock, loadedAt, config, stores: Object.freeze({ ...stores }), views });
+    } catch (error) {
+      if (before) clock.set(before);
+      throw error;
+    }
+    this.loadedAt = loadedAt;
     // Every interface's repository objects, each read from its store when the repository is asked.
     for (const i of this.interfaces) if (i.objects) Object.assign(views, i.objects(stores[i.name]));
     return stores as StoresOf<L>;

@@ -228,6 +228,21 @@ describe('an export carries its clock', () => {
     expect(unknown.json().message).toBe("querystring: unknown field 'clok'");
   });
 
+  it('refused while its stores are built, leaves the clock and the state as they were', async () => {
+    const copy = await appAt(T0 + 3 * DAY, await demoSeed());
+    const before = (await ok(copy.app, { url: '/_emulator/state' })).body;
+    const bad = {
+      clock: { now: T0, scale: 1, frozen: true },
+      users: [{ userName: 'a', password: 'p' }],
+      annotations: [{ id: 1, title: 't', text: 'x', startAgoMs: 10, end: T0 - 1000, domainIds: [], user: 'a' }],
+    };
+    const res = await copy.app.inject({ method: 'PUT', url: '/_emulator/state', payload: bad });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().message).toMatch(/end \(\d+\) is before start/);
+    expect(copy.clock.now()).toBe(T0 + 3 * DAY);
+    expect((await ok(copy.app, { url: '/_emulator/state' })).body).toBe(before);
+  });
+
   it('without a clock (an export made before exports had one), loads as before: times as they are, the clock untouched', async () => {
     const { app } = await usedDemo();
     const { clock: _clock, ...old } = (await ok(app, { url: '/_emulator/state' })).json() as State;
