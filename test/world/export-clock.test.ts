@@ -228,6 +228,18 @@ describe('an export carries its clock', () => {
     expect(unknown.json().message).toBe("querystring: unknown field 'clok'");
   });
 
+  it('read in a worker thread (a body from 256 KiB on), still carries its clock', async () => {
+    const { app, clock } = await usedDemo();
+    const exported = (await ok(app, { url: '/_emulator/state' })).json() as State;
+    const user = 'demo@example.com';
+    for (let i = 0; i < 3000; i++) exported.annotations.push({ id: 2_000_000 + i, title: `note ${i}`, text: 'x'.repeat(60), start: T0 - i * 60_000, domainIds: [12346], user } as State['annotations'][number]);
+    const text = JSON.stringify(exported);
+    expect(text.length).toBeGreaterThan(256 * 1024);
+    const copy = await appAt(T0 + 3 * DAY, parseState({}, 'empty'));
+    await ok(copy.app, { method: 'PUT', url: '/_emulator/state', headers: { 'content-type': 'application/json' }, payload: text });
+    expect(copy.clock.now()).toBe(clock.now());
+  });
+
   it('refused while its stores are built, leaves the clock and the state as they were', async () => {
     const copy = await appAt(T0 + 3 * DAY, await demoSeed());
     const before = (await ok(copy.app, { url: '/_emulator/state' })).body;
