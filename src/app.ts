@@ -66,7 +66,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
     // A new sandbox copies what the process started with: the state file's state when there
     // was one, else the fixtures (the reloaded ones, with WATCH). Its reset goes back to the
     // fixtures, as the default world's does.
-    create: (name, state) => world.fork(name, state ?? sandboxStart),
+    create: (name, state, clock) => world.fork(name, state ?? sandboxStart, clock),
     now: wallClock,
     seedHasToken: (token) => {
       // The seed changes when the fixtures are reloaded (WATCH): its tokens are read again then.

@@ -2,14 +2,14 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { buildApp } from './app.js';
 import { loadConfig, type Config, type ConfigKey } from './config.js';
-import { EmulatorClock, type ControllableClock } from './core/clock.js';
+import { EmulatorClock, type ClockMode, type ControllableClock } from './core/clock.js';
 import type { World } from './interfaces.js';
 import { emptyState, inspectFixtures, parseState, type State } from './state.js';
 import { FixtureError, MAX_CHECKED_PROBLEMS } from './core/fixtures.js';
 
 export { buildApp, type BuildAppOptions } from './app.js';
 export { ConfigError, ConfigSchema, SETTINGS, loadConfig, type Config, type ConfigKey, type SettingInfo } from './config.js';
-export { EmulatorClock, ManualClock, type Clock, type ClockStatus, type ControllableClock } from './core/clock.js';
+export { EmulatorClock, ManualClock, type Clock, type ClockAnchor, type ClockMode, type ClockStatus, type ControllableClock } from './core/clock.js';
 export { FixtureError } from './core/fixtures.js';
 export { ErrorBodySchema, type ErrorBody } from './http/errors.js';
 export { FixtureFileSchema, StateSchema, emptyState, loadFixtures, parseState, type State } from './state.js';
@@ -44,16 +44,16 @@ export interface RunningEmulator {
   emulator: World;
   clock: ControllableClock;
   config: Config;
-  /** Back to the seed the emulator started with. */
-  reset(): void;
+  /** Back to the seed the emulator started with; `{ clock: 'real' }` also back to real time (as `POST /_emulator/reset?clock=real`). */
+  reset(options?: { clock?: ClockMode }): void;
   /** Moves emulated time forward; every lifecycle follows at once. */
   advance(ms: number): void;
   /** Emulated time, epoch ms. */
   now(): number;
   /** The whole state, in the fixture format. */
   state(): State;
-  /** Replaces the whole state (validated like a fixture set). */
-  load(state: Partial<State>): void;
+  /** Replaces the whole state (validated like a fixture set); an export on its clock unless `clock` is 'real'. */
+  load(state: Partial<State>, options?: { clock?: ClockMode }): void;
   /** Stops listening after in-flight requests finish; flushes the state file if one is set. */
   close(): Promise<void>;
 }
@@ -136,11 +136,11 @@ export async function launch(
     emulator: world,
     clock,
     config,
-    reset: () => world.reset(),
+    reset: (options) => world.reset(options),
     advance: (ms) => clock.advance(ms),
     now: () => clock.now(),
     state: () => world.exportState() as State,
-    load: (state) => world.replace(parseState({ ...emptyState(), ...state }, 'load()')),
+    load: (state, options) => world.replace(parseState({ ...emptyState(), ...state }, 'load()'), options?.clock),
     close: () => app.close(),
   };
 }

@@ -93,7 +93,7 @@ type FullStateSchema = TObject<(typeof STATE.schema)['properties'] & { faults: t
 export const StateSchema = STATE.schema as unknown as FullStateSchema;
 export const FixtureFileSchema = STATE.fileSchema as unknown as TPartial<FullStateSchema>;
 export type State = Static<typeof StateSchema>;
-export type SectionName = Exclude<keyof State, '$schema' | 'demo'>;
+export type SectionName = Exclude<keyof State, '$schema' | 'demo' | 'clock'>;
 export const SECTION_NAMES = STATE.sectionNames as readonly SectionName[];
 /** The sections of the interfaces alone (what the import's answer counts). */
 export const INTERFACE_SECTION_NAMES = SECTION_NAMES.filter((name) => !(name in WORLD_SECTIONS.schemas));

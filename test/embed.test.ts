@@ -30,6 +30,24 @@ describe('startEmulator', () => {
     expect(emu.rumUrl).toBe(`${emu.url}/concerto/mpulse`);
   });
 
+  it('resets to real time, and loads an export on its clock or on real time, when asked', async () => {
+    const wall = T0 + 1000;
+    const clock = new ManualClock(T0, () => wall);
+    emu = await startEmulator({ port: 0, fixtures: seed, clock });
+    emu.advance(60_000);
+    const saved = emu.state();
+    expect(saved.clock).toMatchObject({ now: T0 + 60_000 });
+    emu.advance(2 * 86_400_000);
+    emu.reset();
+    expect(emu.now()).toBe(T0 + 60_000 + 2 * 86_400_000);
+    emu.reset({ clock: 'real' });
+    expect(emu.now()).toBe(wall);
+    emu.load(saved, { clock: 'real' });
+    expect(emu.now()).toBe(wall);
+    emu.load(saved);
+    expect(emu.now()).toBe(T0 + 60_000);
+  });
+
   it('seeds from the bundled demo fixtures by default, so the demo token works', async () => {
     emu = await startEmulator();
     const res = await fetch(`${emu.url}${REPO}/Objects/grid`, { headers: { 'X-Auth-Token': 'demo-token' } });

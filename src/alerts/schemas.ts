@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { literals } from '../core/schema.js';
+import { emulatedTime } from '../core/time-shift.js';
 
 /** How many fire and clear events each alert remembers; older ones are dropped first. */
 export const ALERT_HISTORY_LIMIT = 1000;
@@ -18,7 +19,7 @@ export type AlertChannel = Static<typeof AlertChannelSchema>;
 export const AlertEventSchema = Type.Object(
   {
     action: literals(['fire', 'clear'] as const),
-    at: Type.Integer({ description: 'UTC epoch ms, emulated time' }),
+    at: emulatedTime(Type.Integer({ description: 'UTC epoch ms, emulated time' })),
     message: Type.Optional(Type.String({ description: 'fire: the message sent' })),
     subject: Type.Optional(Type.String({ description: 'fire: the subject sent (e-mail channels)' })),
   },
@@ -39,9 +40,9 @@ export const AlertSeedSchema = Type.Object(
     subject: Type.Optional(Type.String({ description: 'default e-mail subject; absent: the name' })),
     channels: Type.Array(AlertChannelSchema, { default: [] }),
     state: literals(['cleared', 'firing'] as const, { default: 'cleared' }),
-    lastTriggered: Type.Optional(Type.Integer({ description: 'UTC epoch ms of the last fire' })),
-    lastCleared: Type.Optional(Type.Integer({ description: 'UTC epoch ms of the last clear' })),
-    lastUpdated: Type.Optional(Type.Integer({ description: 'UTC epoch ms of the last configuration change (enable, disable)' })),
+    lastTriggered: Type.Optional(emulatedTime(Type.Integer({ description: 'UTC epoch ms of the last fire' }))),
+    lastCleared: Type.Optional(emulatedTime(Type.Integer({ description: 'UTC epoch ms of the last clear' }))),
+    lastUpdated: Type.Optional(emulatedTime(Type.Integer({ description: 'UTC epoch ms of the last configuration change (enable, disable)' }))),
     history: Type.Array(AlertEventSchema, { default: [], maxItems: ALERT_HISTORY_LIMIT, description: 'fire and clear events, oldest first' }),
   },
   { additionalProperties: false },

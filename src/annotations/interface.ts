@@ -32,9 +32,9 @@ export const annotations: Interface<'annotations', typeof AnnotationSectionsSche
   prepare: (state, { now }) => prepareSeedIndex(state.annotations, now),
   objects: annotationObjects,
   state: {
-    export: (store) => store.export(),
+    export: (store, at) => store.export(at),
     counts: (store) => store.counts(),
-    snapshot: (store) => ({ sections: store.snapshot() }),
+    snapshot: (store, at) => ({ sections: store.snapshot(at) }),
   },
   routes: async (app, { store, config }) => {
     await app.register(annotationRoutes, { store, config });

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { integerOrDigits, repeatable } from '../core/schema.js';
+import { emulatedTime } from '../core/time-shift.js';
 
 /** Latest instant a JavaScript Date can hold; later "times" cannot be real. */
 const MAX_EPOCH_MS = 8_640_000_000_000_000;
@@ -42,7 +43,7 @@ export { domainApiKey } from '../core/app-keys.js';
 /**
  * An annotation in a fixture. Times are absolute (`start`, `end`) or relative to the moment
  * the seed loads (`startAgoMs`, `endAgoMs`), so a demo seed stays in "the last 30 days"
- * however old the file is. An export always writes absolute times.
+ * however old the file is. An export writes a relative time relative to its clock again.
  */
 export const AnnotationSeedSchema = Type.Object(
   {
@@ -54,7 +55,7 @@ export const AnnotationSeedSchema = Type.Object(
     end: Type.Optional(fields.end),
     endAgoMs: Type.Optional(Type.Integer({ minimum: 0, description: 'end = the time the seed loads minus this many ms (instead of end)' })),
     domainIds: Type.Array(fields.domainId, { default: [], description: 'ids from the domains catalogue; empty: tenant-wide' }),
-    lastModified: Type.Optional(Type.Integer({ description: 'UTC epoch ms; absent: the moment the seed loads' })),
+    lastModified: Type.Optional(emulatedTime(Type.Integer({ description: 'UTC epoch ms; absent: the moment the seed loads' }))),
     source: Type.String({ default: 'REST API' }),
     type: Type.String({ default: 'USER_ENTERED', description: 'USER_ENTERED, MP_SYSTEM_EVENT, MP_ALERT, DIMENSION_EXPLOSION, ...' }),
     user: fields.user,

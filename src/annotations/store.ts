@@ -23,6 +23,9 @@ interface AnnotationRecord {
   readonly source: string;
   readonly type: string;
   readonly user: string;
+  /** Its start (end) came relative to the load (startAgoMs, endAgoMs): an export writes it relative again. */
+  readonly startRelative?: true;
+  readonly endRelative?: true;
 }
 
 export interface AnnotationFilter {
@@ -253,6 +256,8 @@ export class AnnotationStore {
           source: seed.source,
           type: seed.type,
           user: seed.user,
+          ...(seed.startAgoMs !== undefined ? { startRelative: true as const } : {}),
+          ...(seed.endAgoMs !== undefined ? { endRelative: true as const } : {}),
         };
       });
       // Two sorted runs, which the sort merges.
@@ -374,6 +379,9 @@ export class AnnotationStore {
       source: record.source,
       type: record.type,
       user: record.user,
+      // A time given in the update is absolute; one kept stays as it came.
+      ...(record.startRelative && patch.start === undefined ? { startRelative: true as const } : {}),
+      ...(record.endRelative && patch.end === undefined ? { endRelative: true as const } : {}),
     };
     this.writable();
     if (start !== record.start) {
@@ -409,16 +417,20 @@ export class AnnotationStore {
     this.shared = false;
   }
 
-  /** Domains and annotations in the fixture format, with absolute times, by id. */
-  export(): AnnotationSections {
+  /**
+   * Domains and annotations in the fixture format, by id: a time that came relative
+   * (startAgoMs, endAgoMs) relative to `at` (the export's clock), the others absolute.
+   */
+  export(at: number): AnnotationSections {
     const annotations = this.records()
       .sort((a, b) => a.id - b.id)
-      .map((a) => this.exported(a));
+      .map((a) => this.exported(a, at));
     return { domains: this.state.domains.map((d) => ({ ...d })), annotations };
   }
 
   /** An annotation in the fixture format: the keys in export order, lastModified always given. */
-  private exported(a: AnnotationRecord): AnnotationSeed {
+  private exported(a: AnnotationRecord, at: number): AnnotationSeed {
+    if (a.startRelative || a.endRelative) return this.exportedRelative(a, at);
     return {
       id: a.id,
       title: a.title,
@@ -434,14 +446,36 @@ export class AnnotationStore {
   }
 
   /**
+   * An annotation whose times came relative, with them relative to `at` again: never "in the
+   * future", which the format cannot say (the clock only goes back when the store is rebuilt,
+   * so that does not happen). Apart from exported(): the common case keeps its one literal.
+   */
+  private exportedRelative(a: AnnotationRecord, at: number): AnnotationSeed {
+    const startAgo = a.startRelative && at >= a.start;
+    const endAgo = a.endRelative && a.end !== undefined && at >= a.end;
+    return {
+      id: a.id,
+      title: a.title,
+      text: a.text,
+      ...(startAgo ? { startAgoMs: at - a.start } : { start: a.start }),
+      ...(a.end === undefined ? {} : endAgo ? { endAgoMs: at - a.end } : { end: a.end }),
+      domainIds: [...a.domainIds],
+      lastModified: a.lastModified ?? this.loadedAt,
+      source: a.source,
+      type: a.type,
+      user: a.user,
+    };
+  }
+
+  /**
    * Domains and annotations for an export in slices (core/snapshot.ts): neither is ever
    * changed once stored, so the snapshot holds them as they are, to be sorted by id and put
    * in the fixture format (`exported`) as they are written.
    */
-  snapshot(): Record<'domains' | 'annotations', SectionSnapshot> {
+  snapshot(at: number): Record<'domains' | 'annotations', SectionSnapshot> {
     return {
       domains: { items: [...this.state.domains] },
-      annotations: { items: this.records(), sortById: true, exported: (a) => this.exported(a as AnnotationRecord) },
+      annotations: { items: this.records(), sortById: true, exported: (a) => this.exported(a as AnnotationRecord, at) },
     };
   }
 

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { literals, repeatable } from '../core/schema.js';
+import { emulatedTime } from '../core/time-shift.js';
 
 // ---------------------------------------------------------------------------------------
 // States and commands (the reference's "Get a composition" and "Composition commands")
@@ -117,14 +118,14 @@ export type CompositionSeed = Static<typeof CompositionSeedSchema>;
 // Runtime records (exported state)
 // ---------------------------------------------------------------------------------------
 
-const stepSchema = Type.Object({ state: literals(INSTANCE_STATES), at: Type.Integer() }, { additionalProperties: false });
+const stepSchema = Type.Object({ state: literals(INSTANCE_STATES), at: emulatedTime(Type.Integer()) }, { additionalProperties: false });
 
 export const InstanceRecordSchema = Type.Object(
   {
     instanceID: Type.String({ minLength: 1 }),
     compositionId: Type.Integer({ minimum: 1 }),
     gridId: Type.Integer({ minimum: 1 }),
-    gridStartedAt: Type.Integer({ description: 'the grid deployment it loaded on' }),
+    gridStartedAt: emulatedTime(Type.Integer({ description: 'the grid deployment it loaded on' })),
     serverIds: Type.Array(Type.Integer(), { description: 'the load servers it holds' }),
     steps: Type.Array(stepSchema, { minItems: 1 }),
     outcome: PlayOutcomeSeedSchema,

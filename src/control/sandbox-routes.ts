@@ -10,7 +10,8 @@ import { readStateBody } from '../world/state-parser.js';
 import type { StoreOf } from '../http/routing.js';
 import type { World } from '../world/world.js';
 import { SandboxListSchema, SandboxSummarySchema } from '../world/sandbox-schemas.js';
-import { STATE_BODY_LIMIT, takeStateBodies } from './state-routes.js';
+import { STATE_BODY_LIMIT, clockModeOf, takeStateBodies } from './state-routes.js';
+import { ClockModeQuerySchema } from './schemas.js';
 
 // The sandboxes' schemas belong to the world that keeps them (world/sandbox-schemas.ts).
 export { SandboxListSchema, SandboxSummarySchema, type SandboxSummary } from '../world/sandbox-schemas.js';
@@ -73,6 +74,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandboxes: Sandboxes; wo
           tags: ['Control'],
           summary: 'Create (201) or replace (200) a sandbox: no body = from the seed; a body = a state in the export format',
           params: NameParamsSchema,
+          querystring: ClockModeQuerySchema,
           body: Type.Optional(StateSchema),
           response: { 200: SandboxSummarySchema, 201: SandboxSummarySchema, 400: ErrorBodySchema, 503: ErrorBodySchema },
         },
@@ -81,6 +83,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandboxes: Sandboxes; wo
         // No body (or JSON null or "") is the seed; a body is read off the event loop when large.
         const body = request.body as unknown as Buffer | null | undefined;
         const name = nameOf(request);
+        const clock = clockModeOf(request.query);
         // Imports into this sandbox wait for one another; those into other worlds do not wait for them.
         const { importQueueMax, importQueueMaxBytes } = world(request).config;
         const bounds = { maxBodies: importQueueMax, maxBytes: importQueueMaxBytes };
@@ -92,7 +95,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandboxes: Sandboxes; wo
         const state = read?.kind === 'state' ? read.state : undefined;
         // The long part of building the sandbox's stores, in slices; then the sandbox at once.
         if (state) await world(request).prepare(state);
-        const { summary, created } = sandboxes.put(name, state);
+        const { summary, created } = sandboxes.put(name, state, clock);
         return reply.code(created ? 201 : 200).send(summary);
       },
     );

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { ClockStatusSchema as CoreClockStatusSchema } from '../core/clock.js';
+import { CLOCK_MODES, ClockStatusSchema as CoreClockStatusSchema } from '../core/clock.js';
+import { literals } from '../core/schema.js';
 import { ResourceKindSchema, ResourceLifecycleSchema } from '../provisioning/schemas.js';
 
 // ---------------------------------------------------------------------------------------
@@ -111,6 +112,18 @@ export const HealthSchema = Type.Object(
     stateFile: Type.Optional(Type.String({ description: 'where the state is persisted, when STATE_FILE is set' })),
     persistence: Type.Optional(PersistenceStatusSchema),
     seed: Type.Optional(SeedStatusSchema),
+  },
+  { additionalProperties: false },
+);
+
+/** `?clock=` of a reset, and of a state import (PUT /_emulator/state, a sandbox PUT with a state). */
+export const ClockModeQuerySchema = Type.Object(
+  {
+    clock: Type.Optional(
+      literals(CLOCK_MODES, {
+        description: "keep: a state that carries a clock (an export) is loaded on it; real: on real time (a reset moves the clock back to real time first), the state's emulated times moved to keep their ages",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -9,7 +9,8 @@ import { ErrorBodySchema, badRequest } from '../http/errors.js';
 import { refuseOtherMethods } from '../http/routing.js';
 import { INTERFACE_SECTION_NAMES, SECTION_NAMES, StateSchema, parseState, type SectionName, type State } from '../state.js';
 import { exportText, type ListSerializer } from '../world/export-stream.js';
-import { HealthSchema, ReplaceResultSchema, ResetResultSchema } from './schemas.js';
+import { ClockModeQuerySchema, HealthSchema, ReplaceResultSchema, ResetResultSchema } from './schemas.js';
+import { CLOCK_MODES, type ClockMode } from '../core/clock.js';
 
 /** A whole exported state can be far larger than any request of the emulated interfaces. */
 export const STATE_BODY_LIMIT = 64 * 1024 * 1024;
@@ -52,6 +53,21 @@ const EXPORT_SCHEMAS = Object.fromEntries(SECTION_NAMES.map((name) => [name, wit
 >;
 
 const NOT_A_STATE = 'body: expected a JSON object with the state sections (users, tokens, grids, ...)';
+
+/**
+ * `?clock=` of a route whose body is a state: read here, as those routes hand their body
+ * to readStateBody instead of a validator (and so their query string too).
+ */
+export function clockModeOf(query: unknown): ClockMode | undefined {
+  const given = query !== null && typeof query === 'object' ? (query as Record<string, unknown>) : {};
+  const unknown = Object.keys(given).filter((key) => key !== 'clock');
+  // The messages the validator of the other routes gives.
+  if (unknown.length) throw badRequest(`querystring: unknown field '${unknown[0].slice(0, 60)}'`);
+  const { clock } = given;
+  if (clock === undefined) return undefined;
+  if (typeof clock === 'string' && (CLOCK_MODES as readonly string[]).includes(clock)) return clock as ClockMode;
+  throw badRequest(`querystring field 'clock' must be one of ${CLOCK_MODES.map((m) => `"${m}"`).join(', ')}`);
+}
 
 /** How many entries each section of the interfaces holds in a state (as a reset counts them). */
 function sectionCounts(state: State): Record<string, number> {
@@ -100,18 +116,19 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
     },
   );
 
-  /** POST /_emulator/reset: back to the seed the process started with. */
+  /** POST /_emulator/reset: back to the seed the process started with; `?clock=real` also back to real time. */
   app.post(
     '/reset',
     {
       schema: {
         tags: ['Control'],
-        summary: 'Back to the start seed: stores, tokens, clock settings, faults, journal',
-        response: { 200: ResetResultSchema },
+        summary: 'Back to the start seed: stores, tokens, clock settings, faults, journal; ?clock=real also returns the clock to real time',
+        querystring: ClockModeQuerySchema,
+        response: { 200: ResetResultSchema, 400: ErrorBodySchema },
       },
     },
     async (request) => {
-      world(request).reset();
+      world(request).reset({ clock: request.query.clock });
       // Counted from the stores: exporting the whole state only to count it was half a reset's time.
       return { status: 'reset' as const, clock: world(request).clock.status(), counts: world(request).counts() };
     },
@@ -154,7 +171,8 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
         validatorCompiler: () => (data: unknown) => ({ value: data }),
         schema: {
           tags: ['Control'],
-          summary: 'Import a whole state (a fixture set); a bad one is refused and the old state kept',
+          summary: "Import a whole state (a fixture set); a bad one is refused and the old state kept. An export is loaded on its clock (?clock=real: on real time)",
+          querystring: ClockModeQuerySchema,
           body: StateSchema,
           response: { 200: ReplaceResultSchema, 400: ErrorBodySchema, 503: ErrorBodySchema },
         },
@@ -163,6 +181,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
         // No body at all (none sent, or sent without a Content-Type, which no parser reads) is no state.
         const body = request.body as unknown as Buffer | null | undefined;
         if (body === null || body === undefined) throw badRequest(NOT_A_STATE);
+        const clock = clockModeOf(request.query);
         // A bad state throws a domain error (400), which the error handler answers.
         const { importQueueMax, importQueueMaxBytes } = world(request).config;
         const bounds = { maxBodies: importQueueMax, maxBytes: importQueueMaxBytes };
@@ -172,7 +191,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
         const counts = sectionCounts(read.state);
         // The long part of building the stores, in slices; then the whole state at once.
         await world(request).prepare(read.state);
-        world(request).replace(read.state);
+        world(request).replace(read.state, clock);
         return { status: 'replaced' as const, counts };
       },
     );

@@ -6,7 +6,10 @@ import { Type, type Static } from '@sinclair/typebox';
  * every lifecycle at once.
  */
 export interface Clock {
-  /** Emulated time, epoch milliseconds. Never decreases. */
+  /**
+   * Emulated time, epoch milliseconds. Never decreases while a world runs; only a world being
+   * rebuilt (a reset to real time, a state loaded with its own clock) sets it back.
+   */
   now(): number;
 }
 
@@ -19,12 +22,21 @@ export const ClockStatusSchema = Type.Object({
 });
 export type ClockStatus = Static<typeof ClockStatusSchema>;
 
+
 /** A clock whose time can be advanced, sped up, slowed down or frozen. */
 export interface ControllableClock extends Clock {
   advance(ms: number): void;
   setScale(scale: number): void;
   setFrozen(frozen: boolean): void;
   status(): ClockStatus;
+  /**
+   * Moves the clock to `now` (earlier or later) with these settings: for a world that is
+   * rebuilt at that instant (a state loaded with its clock, a reset to real time), never for
+   * one that goes on running.
+   */
+  set(anchor: { now: number; scale?: number; frozen?: boolean }): void;
+  /** The real time this clock follows (the wall clock unless a test gave another source), epoch ms. */
+  real(): number;
 }
 
 export const wallClock = (): number => Date.now();
@@ -35,6 +47,28 @@ export const wallClock = (): number => Date.now();
  * still a four-digit year, as ISO 8601 wants. A sped-up clock that gets there stops there.
  */
 export const LATEST_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/**
+ * The clock an export carries: the emulated instant it was taken at, and how the clock ran.
+ * Loaded with its clock, a state sets the world's clock to it; loaded on real time, its
+ * emulated times are moved by the difference instead (see core/time-shift.ts).
+ */
+export const ClockAnchorSchema = Type.Object(
+  {
+    now: Type.Integer({ minimum: 0, maximum: LATEST_INSTANT, description: 'the emulated time the export was taken at, epoch ms: the times of the export are relative to it' }),
+    scale: Type.Number({ minimum: 0, maximum: 1_000_000, default: 1, description: 'emulated ms per real ms' }),
+    frozen: Type.Boolean({ default: false }),
+    loadedAt: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: LATEST_INSTANT, description: 'when its state was loaded, epoch ms: what a time the state leaves out reads (the since of a resource never started)' }),
+    ),
+  },
+  { additionalProperties: false, description: "the exporting world's clock" },
+);
+export type ClockAnchor = Static<typeof ClockAnchorSchema>;
+
+/** How a state that carries a clock is loaded: on its own clock, or on the world's (real) time. */
+export const CLOCK_MODES = ['keep', 'real'] as const;
+export type ClockMode = (typeof CLOCK_MODES)[number];
 
 /** Real time in milliseconds from an arbitrary origin, for measuring how long something took. */
 export const stopwatch = (): number => performance.now();
@@ -103,6 +137,19 @@ export class EmulatorClock implements ControllableClock {
     return { now, iso: new Date(now).toISOString(), scale: this.scale, frozen: this.frozen };
   }
 
+  set(anchor: { now: number; scale?: number; frozen?: boolean }): void {
+    if (!Number.isFinite(anchor.now) || anchor.now < 0) throw new RangeError('a clock is set to epoch ms >= 0');
+    this.anchor = Math.min(LATEST_INSTANT, Math.floor(anchor.now));
+    this.sourceAnchor = this.source();
+    this.last = this.anchor;
+    if (anchor.scale !== undefined) this.setScale(anchor.scale);
+    if (anchor.frozen !== undefined) this.frozen = anchor.frozen;
+  }
+
+  real(): number {
+    return this.source();
+  }
+
   private reanchor(): void {
     this.anchor = this.now();
     this.sourceAnchor = this.source();
@@ -111,8 +158,9 @@ export class EmulatorClock implements ControllableClock {
 
 /** A frozen clock for tests: time moves only when the test advances it. */
 export class ManualClock extends EmulatorClock {
-  constructor(start = Date.UTC(2026, 10, 22, 9, 0, 0)) {
-    super({ start, frozen: true });
+  /** `source`: the real time it stands for (default the wall clock), read by a reset to real time. */
+  constructor(start = Date.UTC(2026, 10, 22, 9, 0, 0), source?: () => number) {
+    super({ start, frozen: true, ...(source ? { source } : {}) });
   }
 }
 

@@ -26,6 +26,12 @@ export interface SectionKeys {
 export interface BuildContext<Config = unknown> {
   /** The world's clock: every time the store reads comes from it. */
   readonly clock: Clock;
+  /**
+   * When the state was loaded, emulated epoch ms: what a time the state leaves out reads (the
+   * since of a resource never started, the creation of an object never stored). The clock's
+   * now, unless the state is an export that says when its own state was loaded.
+   */
+  readonly loadedAt: number;
   readonly config: Config;
   /**
    * The stores of the interfaces earlier in the list, by interface name, for an interface
@@ -88,11 +94,15 @@ export interface InterfaceModel<Name extends string = string, Sections extends S
    * the build itself is quick. Throws what the build would throw. Called before an import.
    */
   prepare?(state: SectionsOf<Sections>, context: { now: number }): Promise<void>;
-  /** Its sections of the state, their sizes and a snapshot, from its store. */
+  /**
+   * Its sections of the state, their sizes and a snapshot, from its store. `at` is the
+   * emulated time the export's clock says: a time kept relative (`startAgoMs`) is written
+   * relative to it.
+   */
   readonly state: {
-    export(store: Store): SectionsOf<Sections>;
+    export(store: Store, at: number): SectionsOf<Sections>;
     counts(store: Store): Record<keyof Sections & string, number>;
-    snapshot(store: Store): StoreSnapshot<keyof Sections & string>;
+    snapshot(store: Store, at: number): StoreSnapshot<keyof Sections & string>;
   };
   /** Present when the interface has lifecycles that move with the clock. */
   readonly timed?: Timed<Store>;

@@ -27,7 +27,7 @@ export const provisioning: Interface<'provisioning', typeof ProvisioningSections
       });
     });
   },
-  build: (state, { clock, config }) => new ProvisioningStore(state, clock, config.timeScale),
+  build: (state, { clock, config, loadedAt }) => new ProvisioningStore(state, clock, config.timeScale, loadedAt),
   objects: provisioningObjects,
   state: {
     export: (store) => store.export(),

@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { literals } from '../core/schema.js';
+import { emulatedTime } from '../core/time-shift.js';
 
 // ---------------------------------------------------------------------------------------
 // Enumerations
@@ -144,14 +145,14 @@ export const NextStartBodySchema = Type.Object(
 
 /** A scheduled state: the resource is in `state` from `at` (epoch ms) until the next step. */
 const stepSchema = <T extends TSchema>(state: T) =>
-  Type.Object({ state, at: Type.Integer() }, { additionalProperties: false });
+  Type.Object({ state, at: emulatedTime(Type.Integer()) }, { additionalProperties: false });
 
 export const JournalEntrySchema = Type.Object(
   { text: Type.String(), type: Type.String({ description: 'INFO, or ERROR for failures' }) },
   { additionalProperties: false },
 );
 const TimedJournalEntrySchema = Type.Object(
-  { at: Type.Integer(), text: Type.String(), type: Type.String() },
+  { at: emulatedTime(Type.Integer()), text: Type.String(), type: Type.String() },
   { additionalProperties: false },
 );
 
@@ -201,7 +202,7 @@ export type GridDurations = Required<Static<typeof GridDurationsSchema>>;
 export const GridDeploymentSchema = Type.Object(
   {
     instanceId: Type.String(),
-    startedAt: Type.Integer(),
+    startedAt: emulatedTime(Type.Integer()),
     startedBy: Type.String(),
     steps: Type.Array(stepSchema(GridStateSchema), { minItems: 1 }),
     journal: Type.Array(TimedJournalEntrySchema),
@@ -248,8 +249,8 @@ export const CloudServerRecordSchema = Type.Object(
     vendorID: Type.String(),
     privateHostName: Type.String(),
     publicHostName: Type.String(),
-    createdAt: Type.Integer(),
-    checkedAt: Type.Optional(Type.Integer({ description: 'when this server passed its grid health check' })),
+    createdAt: emulatedTime(Type.Integer()),
+    checkedAt: Type.Optional(emulatedTime(Type.Integer({ description: 'when this server passed its grid health check' }))),
     steps: Type.Array(stepSchema(ServerStateSchema), { minItems: 1 }),
   },
   { additionalProperties: false },
@@ -317,9 +318,9 @@ export const EnvironmentSeedSchema = Type.Object(
     startOutcome: literals(ENVIRONMENT_START_OUTCOMES, { default: 'RUNNING' }),
     terminateOutcome: literals(TERMINATE_OUTCOMES, { default: 'TERMINATED' }),
     durations: EnvironmentDurationsSchema,
-    lastLaunchedAt: Type.Optional(Type.Integer()),
+    lastLaunchedAt: Type.Optional(emulatedTime(Type.Integer())),
     lastLaunchedBy: Type.Optional(Type.String()),
-    lastStoppedAt: Type.Optional(Type.Integer()),
+    lastStoppedAt: Type.Optional(emulatedTime(Type.Integer())),
     startedAgoMs: Type.Optional(Type.Integer({ minimum: 0 })),
     nextStartOutcome: Type.Optional(literals(ENVIRONMENT_START_OUTCOMES)),
     launch: Type.Optional(

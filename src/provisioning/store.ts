@@ -81,8 +81,10 @@ export class ProvisioningStore {
     private readonly seed: ProvisioningSections,
     private readonly clock: Clock,
     private readonly timeScale: number,
+    /** When the state was loaded (BuildContext.loadedAt): the since of a resource never started. */
+    loadedAt = clock.now(),
   ) {
-    this.loadedAt = clock.now();
+    this.loadedAt = loadedAt;
   }
 
   /** The parts, made on first use. */

@@ -50,9 +50,9 @@ export const query: Interface<'query', typeof QuerySectionsSchema, QueryStore> =
     return new QueryStore(state, clock, { domains: () => queryDomains(annotations?.domains() ?? []) });
   },
   state: {
-    export: (store) => store.export(),
+    export: (store, at) => store.export(at),
     counts: (store) => store.counts(),
-    snapshot: (store) => ({ sections: store.snapshot() }),
+    snapshot: (store, at) => ({ sections: store.snapshot(at) }),
   },
   routes: async (app, { store, config }) => {
     await app.register(queryRoutes, { store, config });

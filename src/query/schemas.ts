@@ -72,7 +72,7 @@ export const IncidentSeedSchema = Type.Object(
     start: Type.Optional(Type.Integer({ minimum: 0, description: 'UTC epoch ms' })),
     startAgoMs: Type.Optional(Type.Integer({ minimum: 0, description: 'start = the time the seed loads minus this many ms' })),
     end: Type.Optional(Type.Integer({ minimum: 0, description: 'UTC epoch ms (exclusive)' })),
-    endAgoMs: Type.Optional(Type.Integer({ minimum: 0, description: 'end = the time the seed loads minus this many ms' })),
+    endAgoMs: Type.Optional(Type.Integer({ description: 'end = the time the seed loads minus this many ms (negative: in the future)' })),
     pageGroup: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'only this page group; absent: every page group' })),
     loadTimeFactor: Type.Number({ exclusiveMinimum: 0, maximum: 100, default: 1, description: 'multiplies every timer' }),
     errorFactor: Type.Number({ minimum: 0, maximum: 1000, default: 1, description: 'multiplies the error rate' }),

@@ -68,9 +68,12 @@ export function jsLiteral(value: Json): string {
   return String(value);
 }
 
-interface IncidentRecord extends IncidentSeed {
+interface IncidentRecord extends Omit<IncidentSeed, 'startAgoMs' | 'endAgoMs'> {
   start: number;
   end: number;
+  /** Its start (end) was given relative to now (startAgoMs, endAgoMs): an export writes it relative again. */
+  startRelative?: true;
+  endRelative?: true;
 }
 
 /** Bounded least-recently-used blocks, by key. */
@@ -169,7 +172,14 @@ export class QueryStore {
       incidentProblems(seed, i, now, (text) => problems.push(text()));
       const start = seed.start ?? now - (seed.startAgoMs ?? 0);
       const end = seed.end ?? now - (seed.endAgoMs ?? 0);
-      return { ...seed, start, end };
+      const { startAgoMs, endAgoMs, ...rest } = seed;
+      return {
+        ...rest,
+        start,
+        end,
+        ...(startAgoMs !== undefined ? { startRelative: true as const } : {}),
+        ...(endAgoMs !== undefined ? { endRelative: true as const } : {}),
+      };
     });
     if (problems.length) throw new FixtureError(problems.join('\n'));
     this.nextIncidentId = Math.max(FIRST_INCIDENT_ID, ...this.incidents.map((i) => i.id + 1));
@@ -607,6 +617,8 @@ export class QueryStore {
       loadTimeFactor: body.loadTimeFactor ?? 1,
       errorFactor: body.errorFactor ?? 1,
       trafficFactor: body.trafficFactor ?? 1,
+      ...(body.startAgoMs !== undefined ? { startRelative: true as const } : {}),
+      ...(body.endAgoMs !== undefined ? { endRelative: true as const } : {}),
     };
     this.incidents = [...this.incidents, record];
     this.invalidate();
@@ -628,19 +640,26 @@ export class QueryStore {
 
   // ---- state ----
 
-  export(): QuerySections {
-    return { rumModels: structuredClone(this.state.rumModels), incidents: this.incidents.map((i) => this.exported(i)) };
+  /** The sections in the fixture format: a time given relative (startAgoMs, endAgoMs) relative to `at` (the export's clock). */
+  export(at: number): QuerySections {
+    return { rumModels: structuredClone(this.state.rumModels), incidents: this.incidents.map((i) => this.exported(i, at)) };
   }
 
-  private exported(i: IncidentRecord): IncidentSeed {
-    const { startAgoMs: _s, endAgoMs: _e, ...rest } = i;
-    return { ...rest };
+  private exported(i: IncidentRecord, at: number): IncidentSeed {
+    const { startRelative, endRelative, start, end, ...rest } = i;
+    // A start is never after the time it was given at; an end may be (a negative endAgoMs).
+    const startAgo = startRelative && at >= start;
+    return {
+      ...rest,
+      ...(startAgo ? { startAgoMs: at - start } : { start }),
+      ...(endRelative ? { endAgoMs: at - end } : { end }),
+    };
   }
 
-  snapshot(): Record<'rumModels' | 'incidents', SectionSnapshot> {
+  snapshot(at: number): Record<'rumModels' | 'incidents', SectionSnapshot> {
     return {
       rumModels: { items: [...this.state.rumModels] },
-      incidents: { items: this.incidents, exported: (i) => this.exported(i as IncidentRecord) },
+      incidents: { items: this.incidents, exported: (i) => this.exported(i as IncidentRecord, at) },
     };
   }
 

@@ -60,10 +60,10 @@ export const repository: Interface<'repository', typeof RepositorySectionsSchema
     });
     objectProblems(state.objects, keys as unknown as Readonly<Record<string, SectionKeys | undefined>>, problem);
   },
-  build: (state, { clock, config, views }) => ({
+  build: (state, { clock, config, views, loadedAt }) => ({
     auth: new AuthStore(state.users, state.tokens, clock, config.tokenIdleTimeoutMs),
     // Objects of the types other interfaces own are theirs (`views`, filled once the world is built).
-    objects: new ObjectStore(state.objects, views, clock, config.repositoryMaxBytes),
+    objects: new ObjectStore(state.objects, views, clock, config.repositoryMaxBytes, loadedAt),
   }),
   objects: (store) => userViews(() => store.auth.exportUsers()),
   state: {

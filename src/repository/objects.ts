@@ -98,8 +98,10 @@ export class ObjectStore {
     private readonly views: ViewProviders,
     private readonly clock: Clock,
     private readonly maxBytes: number,
+    /** When the state was loaded (BuildContext.loadedAt): the creation time of what it does not say. */
+    loadedAt = clock.now(),
   ) {
-    this.builtAt = clock.now();
+    this.builtAt = loadedAt;
     // Seeded objects are shared with the seed, never changed in place (a change replaces the
     // entry), and their sizes are counted once per seed: a reset or a sandbox costs a pass.
     let bytes = 0;

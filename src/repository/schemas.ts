@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { literals } from '../core/schema.js';
+import { emulatedTime } from '../core/time-shift.js';
 
 export const UserSeedSchema = Type.Object(
   {
@@ -20,7 +21,7 @@ export const TokenSeedSchema = Type.Object(
   {
     token: Type.String({ minLength: 1, description: 'value of the X-Auth-Token header' }),
     userName: Type.String({ minLength: 1, description: 'the user this session belongs to' }),
-    lastUsedAt: Type.Optional(Type.Integer({ description: 'epoch ms of the last use; absent: the moment the seed is loaded' })),
+    lastUsedAt: Type.Optional(emulatedTime(Type.Integer({ description: 'epoch ms of the last use; absent: the moment the seed is loaded' }))),
     neverExpires: Type.Boolean({ default: false, description: 'exempt from the idle timeout (handy for demo tokens)' }),
     tenant: Type.Optional(Type.String({ minLength: 1, description: "the tenant the session was logged in to; absent: the user's own" })),
   },
@@ -134,8 +135,8 @@ export const ObjectSeedSchema = Type.Object(
     schemaVersion: Type.String({ default: '1.0' }),
     attributes: Type.Array(AttributeSchema, { default: [] }),
     body: Type.String({ default: '', description: 'XML' }),
-    created: Type.Optional(Type.Integer({ description: 'UTC epoch ms; absent: the moment the seed loads' })),
-    lastModified: Type.Optional(Type.Integer({ description: 'UTC epoch ms; absent: created' })),
+    created: Type.Optional(emulatedTime(Type.Integer({ description: 'UTC epoch ms; absent: the moment the seed loads' }))),
+    lastModified: Type.Optional(emulatedTime(Type.Integer({ description: 'UTC epoch ms; absent: created' }))),
   },
   { additionalProperties: false },
 );

@@ -1,3 +1,4 @@
+import type { ClockAnchor } from '../core/clock.js';
 import type { SectionSnapshot } from '../core/snapshot.js';
 import type { SectionName } from './state.js';
 
@@ -15,6 +16,8 @@ import type { SectionName } from './state.js';
  * that the stores stop keeping them as they were.
  */
 export interface StateSnapshot {
+  /** The world's clock at the moment it was taken: an export's relative times are relative to it. */
+  clock?: ClockAnchor;
   sections: Record<SectionName, SectionSnapshot>;
   release(): void;
 }
@@ -279,8 +282,8 @@ export async function* stateFileText(
 // --- The export: the response schema's serializer, compact ------------------------------
 
 /**
- * The body of GET /_emulator/state, in chunks: `{"users":[...],"tokens":[...],...}` with the
- * sections in `order` (the response schema's), each section's entries written by its
+ * The body of GET /_emulator/state, in chunks: `{"users":[...],"tokens":[...],...,"clock":{...}}`
+ * with the sections in `order`, then the snapshot's clock (when it has one) (the response schema's), each section's entries written by its
  * schema's serializer, a batch at a time: the bytes the serializer of the whole state writes.
  * A section's serializer is asked for when the section is reached (compiling one takes
  * milliseconds, all of them together more than a slice).
@@ -306,6 +309,12 @@ export async function* exportText(
         first = false;
       }
       yield ']';
+    }
+    // The clock last, where the response schema's serializer writes an optional field.
+    const { clock } = state;
+    if (clock) {
+      const loaded = clock.loadedAt === undefined ? '' : `,"loadedAt":${clock.loadedAt}`;
+      yield `${order.length ? ',' : ''}"clock":{"now":${clock.now},"scale":${JSON.stringify(clock.scale)},"frozen":${clock.frozen}${loaded}}`;
     }
     yield '}';
   }

@@ -1,4 +1,5 @@
 import type { SANDBOX_MODES } from '../config.js';
+import type { ClockMode } from '../core/clock.js';
 import { type DomainError, invalid, missing, unavailable } from '../core/errors.js';
 import type { SandboxSummary } from './sandbox-schemas.js';
 import type { State } from './state.js';
@@ -29,8 +30,11 @@ export interface SandboxOptions {
   max: number;
   /** A sandbox nobody used for this long (real time) is removed; 0 keeps them. */
   idleTimeoutMs: number;
-  /** A new world from a state (the seed when none is given), its clock forked from the default world's. */
-  create: (name: string, state?: State) => World;
+  /**
+   * A new world from a state (the seed when none is given), its clock forked from the default
+   * world's; a state that carries a clock is loaded as `clock` says (default: on its clock).
+   */
+  create: (name: string, state?: State, clock?: ClockMode) => World;
   /** Real time, epoch ms: idle timeouts are about people and machines, not emulated time. */
   now: () => number;
   /**
@@ -139,12 +143,12 @@ export class Sandboxes {
   }
 
   /** Creates `name`, or replaces its whole world; from `state`, else from the seed. */
-  put(name: string, state?: State): { summary: SandboxSummary; created: boolean } {
+  put(name: string, state?: State, clock?: ClockMode): { summary: SandboxSummary; created: boolean } {
     Sandboxes.check(name, this.options.mode);
     const now = this.options.now();
     this.sweep(now);
     const existing = this.sandboxes.get(name);
-    const world = this.options.create(name, state);
+    const world = this.options.create(name, state, clock);
     if (existing) {
       existing.world.journal.clear();
       this.sandboxes.set(name, { world, createdAt: existing.createdAt, lastUsedAt: now });

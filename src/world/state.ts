@@ -14,6 +14,8 @@ import {
   type Problem,
 } from '../core/fixtures.js';
 import type { AnyInterfaceModel, SectionKeys, SectionSchemasOf } from '../core/interface.js';
+import { ClockAnchorSchema, type ClockAnchor } from '../core/clock.js';
+import { timeShifter, type Shifter } from '../core/time-shift.js';
 
 /**
  * The state format: the whole state of the emulator, in the fixture format, made of the
@@ -40,7 +42,7 @@ export const DemoSchema = Type.Object(
 export type Demo = Static<typeof DemoSchema>;
 
 /** A state of some list of interfaces, as the world handles it without knowing which. */
-export type State = { $schema?: string; demo?: Demo } & { [section: string]: unknown };
+export type State = { $schema?: string; demo?: Demo; clock?: ClockAnchor } & { [section: string]: unknown };
 
 /**
  * What the loader is told besides the data. `now`: the moment the state would be loaded at,
@@ -93,6 +95,12 @@ export interface StateFormat<T extends TObject, S = Static<T>> {
   inspect(dir: string, options?: LoadOptions): Promise<FolderReport<S>>;
   /** Duplicates, references to things that do not exist, and the interfaces' checks, of a valid state. */
   consistencyProblems(state: S): { listed: string[]; total: number };
+  /**
+   * The state with every emulated time (core/time-shift.ts) moved by `delta` ms, and without
+   * its clock: a copy of the entries that hold one, the others shared. The state itself is not
+   * changed.
+   */
+  shift(state: S, delta: number): S;
 }
 
 /** One input of the loader: a fixture file, or a whole posted state. */
@@ -112,12 +120,37 @@ interface Segment {
   count: number;
 }
 
+const shifters = new WeakMap<readonly AnyInterfaceModel[], (state: State, delta: number) => State>();
+
+/**
+ * How a state of these interfaces is moved in time (StateFormat.shift), made once per list:
+ * the sections whose entries hold emulated times (core/time-shift.ts), and how to move them.
+ */
+export function stateShifter(interfaces: readonly AnyInterfaceModel[]): (state: State, delta: number) => State {
+  let shift = shifters.get(interfaces);
+  if (shift) return shift;
+  const sections: Array<[SectionName, Shifter]> = [];
+  for (const i of interfaces) {
+    for (const [name, schema] of Object.entries(i.sections as Record<string, TSchema>)) {
+      const shifter = timeShifter(schema);
+      if (shifter) sections.push([name, shifter]);
+    }
+  }
+  shift = (state, delta) => {
+    const { clock: _clock, ...rest } = state;
+    if (delta !== 0) for (const [name, shifter] of sections) if (rest[name] !== undefined) rest[name] = shifter(rest[name], delta);
+    return rest;
+  };
+  shifters.set(interfaces, shift);
+  return shift;
+}
+
 /** The whole state of a list of interfaces. */
 export type StateOfList<L extends readonly AnyInterfaceModel[]> = Static<StateSchemaOf<L>>;
 
 /** The schema of the whole state of a list of interfaces (and of the world's own sections `X`). */
 export type StateSchemaOf<L extends readonly AnyInterfaceModel[]> = TObject<
-  { $schema: TOptional<TString>; demo: TOptional<typeof DemoSchema> } & SectionSchemasOf<L>
+  { $schema: TOptional<TString>; demo: TOptional<typeof DemoSchema>; clock: TOptional<typeof ClockAnchorSchema> } & SectionSchemasOf<L>
 >;
 
 /**
@@ -153,19 +186,25 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
   const keyOf: Record<string, (item: never) => string | number> = {};
   for (const i of interfaces) {
     for (const name of Object.keys(i.sections)) {
-      if (name in sections || name === '$schema' || name === 'demo') throw new Error(`interface ${i.name}: the state already has a section '${name}'`);
+      if (name in sections || name === '$schema' || name === 'demo' || name === 'clock') throw new Error(`interface ${i.name}: the state already has a section '${name}'`);
       sections[name] = i.sections[name];
       keyOf[name] = i.keys[name];
     }
   }
   for (const name of Object.keys(world?.schemas ?? {})) {
-    if (name in sections || name === '$schema' || name === 'demo') throw new Error(`the world's section '${name}' is already a section of the state`);
+    if (name in sections || name === '$schema' || name === 'demo' || name === 'clock') throw new Error(`the world's section '${name}' is already a section of the state`);
     sections[name] = world!.schemas[name];
     keyOf[name] = world!.keys[name];
   }
   const sectionNames: readonly SectionName[] = Object.freeze(Object.keys(sections));
   const schema = Type.Object(
-    { $schema: Type.Optional(Type.String({ description: 'path of the JSON Schema, for editors' })), demo: Type.Optional(DemoSchema), ...sections },
+    {
+      $schema: Type.Optional(Type.String({ description: 'path of the JSON Schema, for editors' })),
+      demo: Type.Optional(DemoSchema),
+      // An export's clock: its emulated times are relative to clock.now (docs/fixtures.md, "Time").
+      clock: Type.Optional(ClockAnchorSchema),
+      ...sections,
+    },
     { additionalProperties: false, $id: 'State' },
   ) as unknown as StateSchemaOf<L>;
   const fileSchema = Type.Partial(schema, { additionalProperties: false });
@@ -299,16 +338,22 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
       });
     }
 
-    // The demo: described by one source at most.
-    let demoSource: number | undefined;
-    sources.forEach((source, k) => {
-      const data = source.data as { demo?: unknown } | null;
-      if (data === null || typeof data !== 'object' || data.demo === undefined) return;
-      if (demoSource === undefined) {
-        demoSource = k;
-        if (!alone) state.demo = data.demo;
-      } else add(k, '/demo', 'the demo is described by one file only', { source: demoSource, pointer: '/demo' });
-    });
+    // The demo, and the clock of an export (docs/fixtures.md, "Time"; the times of every
+    // file are read against it): each given by one source at most.
+    for (const [field, message] of [
+      ['demo', 'the demo is described by one file only'],
+      ['clock', 'a folder holds at most one file with a clock (an export)'],
+    ] as const) {
+      let first: number | undefined;
+      sources.forEach((source, k) => {
+        const data = source.data as Record<string, unknown> | null;
+        if (data === null || typeof data !== 'object' || data[field] === undefined) return;
+        if (first === undefined) {
+          first = k;
+          if (!alone) state[field] = data[field];
+        } else add(k, `/${field}`, message, { source: first, pointer: `/${field}` });
+      });
+    }
 
     // 4. What each interface checks of the merged state: references, and its own rules. Their
     // problems name a place in the merged state, which is put back into its file.
@@ -391,6 +436,7 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
     const state = empty() as Record<string, unknown>;
     for (const name of sectionNames) if (merged[name] !== undefined) state[name] = merged[name];
     if (merged.demo !== undefined) state.demo = merged.demo;
+    if (merged.clock !== undefined) state.clock = merged.clock;
     world?.apply?.(state);
     return { state: state as S, problems, warnings, files: names };
   };
@@ -401,5 +447,7 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
     return report.state as S;
   };
 
-  return { sectionNames, schema, fileSchema, empty, parse, load, inspect, consistencyProblems };
+  const shift = stateShifter(interfaces) as unknown as (state: S, delta: number) => S;
+
+  return { sectionNames, schema, fileSchema, empty, parse, load, inspect, consistencyProblems, shift };
 }

@@ -1,10 +1,10 @@
 import type { Config } from '../config.js';
-import { EmulatorClock, type ControllableClock } from '../core/clock.js';
+import { EmulatorClock, type ClockAnchor, type ClockMode, type ControllableClock } from '../core/clock.js';
 import type { AnyInterfaceModel, StoresOf } from '../core/interface.js';
 import { FaultStore } from './faults.js';
 import type { FaultRuleInput } from './fault-schemas.js';
 import { Journal, journalBudgetOf } from './journal.js';
-import type { SectionName, State as AnyState, StateOfList } from './state.js';
+import { stateShifter, type SectionName, type State as AnyState, type StateOfList } from './state.js';
 import type { StateSnapshot } from './export-stream.js';
 import type { SectionSnapshot } from '../core/snapshot.js';
 import type { ObjectViews } from '../core/objects.js';
@@ -31,6 +31,8 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
   private readonly startClock: { scale: number; frozen: boolean };
   /** The state the stores were last built from (the seed, a loaded or posted state). */
   private builtFrom!: State;
+  /** When the stores were built, emulated epoch ms (BuildContext.loadedAt); an export carries it. */
+  private loadedAt = 0;
   /** Whether anything may have changed the stores since they were built. */
   private touched = false;
   private changeCount = 0;
@@ -46,8 +48,10 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
     initial: State = seed,
     /** The sandbox this world is; none for the default world. */
     readonly name?: string,
+    /** How `initial` is loaded when it carries a clock (an export): the seed by SEED_CLOCK, any other state on its own clock. */
+    initialClock: ClockMode = initial === seed ? config.seedClock : 'keep',
   ) {
-    this.current = this.build(initial);
+    this.current = this.build(initial, initialClock);
     this.faults = new FaultStore(clock);
     this.faults.addAll(faultsOf(initial));
     this.journal = new Journal(
@@ -101,11 +105,14 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
   /**
    * Back to the seed the process started with: every store (with the rate-limit counters
    * they own), token, fault rule and journal entry, and the clock's scale and frozen
-   * setting. The clock's time is not moved back, because emulated time never goes
-   * backwards: lifecycles re-seeded by a reset start from the current time.
+   * setting. By default the clock's time is not moved back (a client that moved it may hold
+   * instants of it): lifecycles re-seeded by a reset start from the current time. `real`
+   * first returns the clock to real time, so the seed's relative times are resolved against
+   * the real now; `keep` loads a seed that carries a clock on it (see SEED_CLOCK).
    */
-  reset(): void {
-    this.current = this.build(this.seed);
+  reset(options: { clock?: ClockMode } = {}): void {
+    if (options.clock === 'real') this.clock.set({ now: this.clock.real() });
+    this.current = this.build(this.seed, options.clock ?? this.config.seedClock);
     this.clock.setScale(this.startClock.scale);
     this.clock.setFrozen(this.startClock.frozen);
     this.faults.clear();
@@ -128,19 +135,23 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
    * world started from (or from `state`), which it shares without changing it, and its own
    * clock, starting at this world's current time with the clock settings the process started with.
    */
-  fork(name: string, state?: AnyState): World<L, State> {
-    const clock = new EmulatorClock({ start: this.clock.now(), scale: this.startClock.scale, frozen: this.startClock.frozen });
-    return new World<L, State>(this.interfaces, this.seed, clock, this.config, state as State | undefined, name);
+  fork(name: string, state?: AnyState, clockMode?: ClockMode): World<L, State> {
+    // The same real time as this world's clock (a reset to real time reads it), its own emulated time.
+    const source = () => this.clock.real();
+    const clock = new EmulatorClock({ start: this.clock.now(), scale: this.startClock.scale, frozen: this.startClock.frozen, source });
+    return new World<L, State>(this.interfaces, this.seed, clock, this.config, (state ?? this.seed) as State, name, clockMode);
   }
 
   /**
-   * Replaces the whole state (already validated; kept, and never changed). The state's fault
-   * rules are added to the world's, each replacing one of the same id; when they cannot be
-   * (the limits of all rules together), nothing changes.
+   * Replaces the whole state (already validated; kept, and never changed). A state that
+   * carries a clock (an export) is loaded on it by default (`keep`: the clock is set to the
+   * export's, so every answer is the source's), or on this world's time (`real`). The state's
+   * fault rules are added to the world's, each replacing one of the same id; when they cannot
+   * be (the limits of all rules together), nothing changes.
    */
-  replace(state: State): void {
+  replace(state: State, clockMode: ClockMode = 'keep'): void {
     this.faults.addAll(faultsOf(state));
-    this.current = this.build(state);
+    this.current = this.build(state, clockMode);
   }
 
   /**
@@ -153,13 +164,21 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
     for (const i of this.interfaces) await i.prepare?.(state as never, { now: this.clock.now() });
   }
 
+  /** The clock an export of this world carries, read at one instant with the export. */
+  anchor(): ClockAnchor {
+    const { now, scale, frozen } = this.clock.status();
+    return { now, scale, frozen, loadedAt: this.loadedAt };
+  }
+
   /**
-   * The whole state in the fixture format: the world's fault rules that can still fire, as
-   * rules to add; no scenarios, whose outcomes are in their resources (`nextStartOutcome`).
+   * The whole state in the fixture format, with the clock its relative times are relative to;
+   * the world's fault rules that can still fire, as rules to add; no scenarios, whose outcomes
+   * are in their resources (`nextStartOutcome`).
    */
   exportState(): State {
-    const state: Record<string, unknown> = {};
-    for (const i of this.interfaces) Object.assign(state, i.state.export(this.storeOf(i)));
+    const clock = this.anchor();
+    const state: Record<string, unknown> = { clock };
+    for (const i of this.interfaces) Object.assign(state, i.state.export(this.storeOf(i), clock.now));
     Object.assign(state, this.worldSections());
     return structuredClone(state) as State;
   }
@@ -175,16 +194,17 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
    * order of exportState().
    */
   snapshot(): StateSnapshot {
+    const clock = this.anchor();
     const sections: Record<string, SectionSnapshot> = {};
     const releases: Array<() => void> = [];
     for (const i of this.interfaces) {
-      const taken = i.state.snapshot(this.storeOf(i));
+      const taken = i.state.snapshot(this.storeOf(i), clock.now);
       Object.assign(sections, taken.sections);
       if (taken.release) releases.push(taken.release);
     }
     // Copies already (and small: at most MAX_RULES rules).
     for (const [name, items] of Object.entries(this.worldSections())) sections[name] = { items };
-    return { sections: sections as StateSnapshot['sections'], release: () => releases.forEach((release) => release()) };
+    return { clock, sections: sections as StateSnapshot['sections'], release: () => releases.forEach((release) => release()) };
   }
 
   /** How many entries each section of exportState() holds, read from the stores without copying. */
@@ -225,14 +245,36 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
    * the seed is shared, not copied, by each reset and each sandbox forked from this world.
    * In the order of the list, each build seeing the stores built before it.
    */
-  private build(state: State): StoresOf<L> {
+  private build(given: State, clockMode: ClockMode): StoresOf<L> {
     const { clock, config } = this;
-    this.builtFrom = state;
+    this.builtFrom = given;
     this.touched = false;
     this.changeCount++;
+    // An export's times are relative to its clock: on it, they are read as they are; on
+    // another, its emulated times move by the difference (every relative one follows the clock).
+    let state = given;
+    const anchor = (given as AnyState).clock;
+    let loadedAt = clock.now();
+    // A state refused while its stores are built (a relative range that ends before it starts)
+    // leaves the clock as it was.
+    const before = anchor && clockMode === 'keep' ? clock.status() : undefined;
+    if (anchor && clockMode === 'keep') {
+      clock.set(anchor);
+      loadedAt = anchor.loadedAt ?? anchor.now;
+    } else if (anchor) {
+      const delta = clock.now() - anchor.now;
+      state = stateShifter(this.interfaces)(given as AnyState, delta) as State;
+      loadedAt = (anchor.loadedAt ?? anchor.now) + delta;
+    }
     const stores: Record<string, unknown> = {};
     const views: ObjectViews = {};
-    for (const i of this.interfaces) stores[i.name] = i.build(state as never, { clock, config, stores: Object.freeze({ ...stores }), views });
+    try {
+      for (const i of this.interfaces) stores[i.name] = i.build(state as never, { clock, loadedAt, config, stores: Object.freeze({ ...stores }), views });
+    } catch (error) {
+      if (before) clock.set(before);
+      throw error;
+    }
+    this.loadedAt = loadedAt;
     // Every interface's repository objects, each read from its store when the repository is asked.
     for (const i of this.interfaces) if (i.objects) Object.assign(views, i.objects(stores[i.name]));
     return stores as StoresOf<L>;

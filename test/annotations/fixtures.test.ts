@@ -93,31 +93,38 @@ describe('relative times in the seed', () => {
 });
 
 describe('export', () => {
-  it('writes absolute times and re-imports through parseState to the same answers', async () => {
+  it('writes relative times relative to its clock and absolute ones absolute, and re-imports to the same answers', async () => {
     let clock;
     ({ app, clock } = await makeDemoApp());
     clock.advance(5000);
     const add = await app.inject({ method: 'POST', url: BASE, headers: JSON_DEMO, payload: { title: 'new', start: T0, end: T0 + 1000, text: 'x', domainIds: [12345, 12346] } });
     await app.inject({ method: 'PUT', url: `${BASE}/1921102`, headers: JSON_DEMO, payload: { title: 'renamed', end: null } });
+    await app.inject({ method: 'PUT', url: `${BASE}/1921104`, headers: JSON_DEMO, payload: { start: T0 - DAY } });
     await app.inject({ method: 'DELETE', url: `${BASE}/1921103`, headers: DEMO });
 
     const exported = app.world.exportState();
-    for (const a of exported.annotations) {
-      expect(a).not.toHaveProperty('startAgoMs');
-      expect(a).not.toHaveProperty('endAgoMs');
-      expect(typeof a.start).toBe('number');
-      expect(typeof a.lastModified).toBe('number');
-    }
+    expect(exported.clock).toEqual({ now: T0 + 5000, scale: 1, frozen: true, loadedAt: T0 });
+    const byId = new Map(exported.annotations.map((a) => [a.id, a]));
+    // The seed's startAgoMs, aged by the 5 s the clock moved; an end removed stays removed.
+    expect(byId.get(1921101)).toMatchObject({ startAgoMs: 2527200000 + 5000, endAgoMs: 2520000000 + 5000 });
+    expect(byId.get(1921102)).toMatchObject({ title: 'renamed', startAgoMs: 2419200000 + 5000 });
+    expect(byId.get(1921102)).not.toHaveProperty('endAgoMs');
+    // A start given absolute (by a create or an update) stays absolute.
+    expect(byId.get(1921104)).toMatchObject({ start: T0 - DAY });
+    expect(byId.get(1921104)).not.toHaveProperty('startAgoMs');
+    expect(byId.get(add.json().id)).toMatchObject({ start: T0, end: T0 + 1000, lastModified: T0 + 5000 });
+    for (const a of exported.annotations) expect(typeof a.lastModified).toBe('number');
     const before = (await app.inject({ url: BASE, headers: DEMO })).json();
     const state = parseState(JSON.parse(JSON.stringify(exported)), 'export');
 
-    const copy = await makeApp(state);
+    // On its clock (as PUT /_emulator/state loads it), the very same answers.
+    const copy = await makeApp({});
     try {
+      expect((await copy.app.inject({ method: 'PUT', url: '/_emulator/state', payload: state })).statusCode).toBe(200);
       const after = await copy.app.inject({ url: BASE, headers: DEMO });
       expect(after.json()).toEqual(before);
-      expect(before.find((a: Listed) => a.id === add.json().id)).toMatchObject({ lastModified: T0 + 5000, end: T0 + 1000 });
-      expect(copy.app.world.exportState().annotations).toEqual(exported.annotations);
-      expect(copy.app.world.exportState().domains).toEqual(exported.domains);
+      expect(copy.clock.now()).toBe(T0 + 5000);
+      expect(copy.app.world.exportState()).toEqual(exported);
     } finally {
       await copy.app.close();
     }

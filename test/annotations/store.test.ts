@@ -59,7 +59,7 @@ describe('AnnotationStore: created annotations next to seeded ones', () => {
     const gone = add(s, T0 + 2);
     add(s, T0 + 3, [11, 12, 11]);
     s.delete(gone);
-    const exported = s.export();
+    const exported = s.export(T0);
     expect(exported.annotations.map((a) => a.id)).toEqual([5, 7, 1_000_000, 1_000_002]);
     expect(exported.annotations[3].domainIds).toEqual([11, 12]);
     const again = new AnnotationStore(exported, new ManualClock(T0));
@@ -76,7 +76,7 @@ describe('AnnotationStore: created annotations next to seeded ones', () => {
     expect(s.get(a).title).toBe('same start');
     expect(listed(s)).toEqual([b, 5, a, 7]);
     expect(s.counts().annotations).toBe(4);
-    const exported = s.export().annotations;
+    const exported = s.export(T0).annotations;
     expect(exported.map((x) => x.id)).toEqual([5, 7, a, b]);
     expect(exported.find((x) => x.id === a)?.title).toBe('same start');
     expect(exported.find((x) => x.id === b)?.start).toBe(T0 - 5);

@@ -86,11 +86,16 @@ async function drain(pieces: AsyncIterable<string>): Promise<string> {
 
 /** The state file as it was defined: the export's object, sandboxes added, JSON.stringify(_, null, 2). */
 function fileTextOf(main: World, sandboxes: Array<{ name: string; createdAt: number; lastUsedAt: number; world: World }>): string {
-  const file: Record<string, unknown> = { ...main.exportState() };
+  // The state file keeps no clock: a restart runs on real time (docs/fixtures.md, "Time").
+  const withoutClock = (exported: object) => {
+    const { clock: _clock, ...state } = exported as Record<string, unknown>;
+    return state;
+  };
+  const file: Record<string, unknown> = withoutClock(main.exportState());
   if (sandboxes.length) {
     // A sandbox nobody changed since it was made from the seed is a reference to it.
     const entry = ({ createdAt, lastUsedAt, world }: (typeof sandboxes)[number]) =>
-      world.untouchedFrom() === world.seedState ? { createdAt, lastUsedAt, seed: 'fixtures' } : { createdAt, lastUsedAt, state: world.exportState() };
+      world.untouchedFrom() === world.seedState ? { createdAt, lastUsedAt, seed: 'fixtures' } : { createdAt, lastUsedAt, state: withoutClock(world.exportState()) };
     file.sandboxes = Object.fromEntries(sandboxes.map((s) => [s.name, entry(s)]));
   }
   return `${JSON.stringify(file, null, 2)}\n`;
