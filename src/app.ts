@@ -59,6 +59,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
     // was one, else the fixtures. Its reset goes back to the fixtures, as the default world's does.
     create: (name, state) => world.fork(name, state ?? opened?.persisted?.state),
     now: wallClock,
+    onChange: (name, change) => world.events.record({ type: `sandbox.${change}`, kind: 'sandbox', resourceId: name }),
     seedHasToken: (token) => (seedTokens ??= new Set(((opened?.persisted?.state ?? fixtures) as State).tokens.map((t) => t.token))).has(token),
   });
   for (const s of opened?.persisted?.sandboxes ?? []) sandboxes.restore(s.name, world.fork(s.name, s.state), s.createdAt, s.lastUsedAt);

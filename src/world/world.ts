@@ -7,6 +7,7 @@ import type { SectionName, State as AnyState, StateOfList } from './state.js';
 import type { StateSnapshot } from './export-stream.js';
 import type { SectionSnapshot } from '../core/snapshot.js';
 import type { ObjectViews } from '../core/objects.js';
+import { WorldEvents, type ViewOf } from './events.js';
 
 /**
  * The emulated world, with no HTTP in it: every store, its clock, fault rules, journal, alert
@@ -23,6 +24,8 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
   readonly faults: FaultStore;
   /** The last requests served; bounded by JOURNAL_SIZE. */
   readonly journal: Journal;
+  /** Its changes, for the event stream: idle (no timer, no work) while nobody listens. */
+  readonly events: WorldEvents;
   /** The clock settings the process started with, which reset restores. */
   private readonly startClock: { scale: number; frozen: boolean };
   /** The state the stores were last built from (the seed, a loaded or posted state). */
@@ -57,6 +60,14 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
     );
     const { scale, frozen } = clock.status();
     this.startClock = { scale, frozen };
+    this.events = new WorldEvents(
+      {
+        clock,
+        transitions: (from, to, visit) => this.transitions(from, to, visit),
+        nextTransitionAt: () => this.nextTransitionAt(),
+      },
+      { bufferSize: config.eventsBufferSize, bufferMaxBytes: config.eventsBufferMaxBytes },
+    );
   }
 
   get stores(): StoresOf<L> {
@@ -100,7 +111,9 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
    * backwards: lifecycles re-seeded by a reset start from the current time.
    */
   reset(): void {
+    this.events.beforeReplace();
     this.current = this.build(this.seed);
+    this.events.replaced('world.reset');
     this.clock.setScale(this.startClock.scale);
     this.clock.setFrozen(this.startClock.frozen);
     this.faults.clear();
@@ -118,8 +131,10 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
   }
 
   /** Replaces the whole state (already validated; kept, and never changed). */
-  replace(state: State): void {
+  replace(state: State, why: 'world.imported' | 'world.reloaded' = 'world.imported'): void {
+    this.events.beforeReplace();
     this.current = this.build(state);
+    this.events.replaced(why);
   }
 
   /** The whole state in the fixture format. */
@@ -172,6 +187,17 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
   settlesAt(kind: string, id: number | string): number | null | undefined {
     for (const i of this.interfaces) if (i.timed?.kinds.includes(kind)) return i.timed.settlesAt(this.storeOf(i), kind, id);
     return undefined;
+  }
+
+  /** Every step of every lifecycle that begins in [from, to], with how to read the resource's view then. */
+  private transitions(from: number, to: number, visit: (kind: string, id: string | number, state: string, at: number, viewOf: ViewOf) => void): void {
+    for (const i of this.interfaces) {
+      const timed = i.timed;
+      if (!timed?.stepsBetween) continue;
+      const store = this.storeOf(i);
+      const viewOf: ViewOf = (kind, id, at) => timed.viewAt?.(store, kind, id, at);
+      timed.stepsBetween(store, from, to, (kind, id, state, at) => visit(kind, id, state, at, viewOf));
+    }
   }
 
   private storeOf(i: AnyInterfaceModel): unknown {
