@@ -101,14 +101,25 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
       });
       // Flushes the headers, so a client knows at once that the stream is open.
       raw.write(`: events of ${w.name === undefined ? 'the default world' : `sandbox ${w.name}`}, last id ${w.events.lastId}\n\n`);
-      const stream = new EventStream(raw, filter, eventsClientMaxBytes, () => {
+      // Ended, the stream lets its connection go at once: the socket is not kept for another request.
+      const out = {
+        write: (chunk: string) => raw.write(chunk),
+        get writableLength() {
+          return raw.writableLength;
+        },
+        end: () => raw.end(() => raw.socket?.destroy()),
+        destroy: () => raw.destroy(),
+      };
+      const stream = new EventStream(out, filter, eventsClientMaxBytes, () => {
         open.delete(stream);
         w.events.unsubscribe(stream);
       });
       open.add(stream);
       raw.on('close', () => stream.closed());
       // The server keeps a half-closed connection open (app.ts): a client that ends its side is gone.
-      request.raw.socket?.once('end', () => stream.end());
+      const socket = request.raw.socket;
+      if (socket?.readableEnded) queueMicrotask(() => stream.end());
+      else socket?.once('end', () => stream.end());
       const { missed, replay } = w.events.subscribe(stream, from);
       if (missed) stream.send(frameOf(undefined, MISSED_TYPE, { type: MISSED_TYPE, at: w.clock.now(), lastId: w.events.lastId }));
       for (const event of replay) stream.send(event.frame);

@@ -54,6 +54,25 @@ const KIND_NAMES: Readonly<Record<string, EventKind>> = {
   compositionInstance: 'instance',
 };
 
+/** An event's `data`, as the stream sends it (and the typed client yields it). */
+export interface WorldEventData {
+  /** Increasing per world from 1; absent on a `stream.reset`. */
+  id?: number;
+  type: EventType | typeof MISSED_TYPE;
+  /** Emulated time, epoch ms. */
+  at: number;
+  kind?: EventKind;
+  resourceId?: string | number;
+  state?: string;
+  view?: unknown;
+  /** clock.changed: the clock's scale. */
+  rate?: number;
+  frozen?: boolean;
+  /** stream.reset: the id of the last event of the world. */
+  lastId?: number;
+  [field: string]: unknown;
+}
+
 /** A world event as recorded, before its id. */
 export interface EventInput {
   type: EventType;
