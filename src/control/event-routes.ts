@@ -103,7 +103,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
       raw.write(`: events of ${w.name === undefined ? 'the default world' : `sandbox ${w.name}`}, last id ${w.events.lastId}\n\n`);
       // Ended, the stream lets its connection go at once: the socket is not kept for another request.
       const out = {
-        write: (chunk: string) => raw.write(chunk),
+        write: (chunk: string | Buffer) => raw.write(chunk),
         get writableLength() {
           return raw.writableLength;
         },

@@ -2,7 +2,7 @@ import type { EventKind, EventSink, EventType, SentEvent } from './events.js';
 
 /** What a stream writes to: an HTTP response, or any Node writable. */
 export interface EventOutput {
-  write(chunk: string): unknown;
+  write(chunk: string | Buffer): unknown;
   /** Bytes written but not yet taken by the client (the socket's included, for a response). */
   readonly writableLength: number;
   end(): unknown;
@@ -45,7 +45,7 @@ export class EventStream implements EventSink {
     return !ids || (event.resourceId !== undefined && ids.has(event.resourceId));
   }
 
-  send(frame: string): void {
+  send(frame: string | Buffer): void {
     if (!this.open) return;
     this.out.write(frame);
     if (this.out.writableLength > this.maxBytes) this.finish(true);

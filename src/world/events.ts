@@ -86,20 +86,21 @@ export interface EventInput {
   extra?: Record<string, unknown>;
 }
 
-/** An event as the buffer keeps it and every stream sends it: its frame written out once. */
+/** An event as the buffer keeps it and every stream sends it: its frame written out once, as bytes. */
 export interface SentEvent {
   id: number;
   type: EventType;
   kind?: EventKind;
   resourceId?: string;
-  frame: string;
+  /** The same bytes go to every stream: encoded once, not once per stream. */
+  frame: Buffer;
 }
 
 /** One open stream, as the world sees it. */
 export interface EventSink {
   accepts(event: SentEvent): boolean;
   /** Writes the frame; a sink that cannot keep up ends itself (and unsubscribes). */
-  send(frame: string): void;
+  send(frame: string | Buffer): void;
   end(): void;
 }
 
@@ -358,7 +359,8 @@ export class WorldEvents {
         ...input.extra,
       };
     }
-    const event: SentEvent = { id, type, frame: frameOf(id, type, data), ...(kind ? { kind } : {}), ...(resourceId !== undefined ? { resourceId } : {}) };
+    const frame = Buffer.from(frameOf(id, type, data));
+    const event: SentEvent = { id, type, frame, ...(kind ? { kind } : {}), ...(resourceId !== undefined ? { resourceId } : {}) };
     this.keep(event);
     for (const sink of this.sinks) if (sink.accepts(event)) sink.send(event.frame);
   }
@@ -368,9 +370,9 @@ export class WorldEvents {
     const { bufferSize, bufferMaxBytes } = this.limits;
     if (bufferSize === 0) return;
     this.buffer.push(event);
-    this.bufferBytes += event.frame.length;
+    this.bufferBytes += event.frame.byteLength;
     while (this.buffer.length - this.head > 1 && (this.buffer.length - this.head > bufferSize || this.bufferBytes > bufferMaxBytes)) {
-      this.bufferBytes -= this.buffer[this.head].frame.length;
+      this.bufferBytes -= this.buffer[this.head].frame.byteLength;
       this.head++;
     }
     // Dropped entries are cut off the array now and then, not one by one.
