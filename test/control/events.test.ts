@@ -192,6 +192,37 @@ describe('GET /_emulator/events', () => {
     expect(f.data).toMatchObject({ type: 'fault.added', kind: 'fault', resourceId: fault.json().id });
   });
 
+  it('sends alert fires, clears and disables with the alert as the view', async () => {
+    ({ app, clock } = await makeApp({
+      alerts: [{ uid: 'cpu-high', name: 'CPU high', enabled: true, message: 'CPU above 90%', channels: [], state: 'cleared', history: [] }],
+    }));
+    base = await listen(app);
+    const reader = await open('?kind=alert');
+    expect((await app.inject({ method: 'POST', url: '/concerto/mpulse/api/alerts/cpu-high/fire', payload: {} })).statusCode).toBe(204);
+    expect((await app.inject({ method: 'POST', url: '/concerto/mpulse/api/alerts/cpu-high/clear', payload: {} })).statusCode).toBe(204);
+    expect((await app.inject({ method: 'PATCH', url: '/_emulator/alerts/cpu-high', payload: { enabled: false } })).statusCode).toBe(200);
+    const events = await reader.take(3);
+    expect(events.map((e) => [e.event, e.data.resourceId])).toEqual([
+      ['alert.fired', 'cpu-high'],
+      ['alert.cleared', 'cpu-high'],
+      ['alert.disabled', 'cpu-high'],
+    ]);
+    expect(events[0].data.view).toMatchObject({ uid: 'cpu-high', state: 'firing' });
+  });
+
+  it("tells the default world's stream of sandboxes made and deleted, and ends a deleted sandbox's streams", async () => {
+    await start();
+    const main = await open('?kind=sandbox');
+    expect((await app.inject({ method: 'PUT', url: '/_emulator/sandboxes/w1' })).statusCode).toBe(201);
+    const inSandbox = await openSse(`${base}/sandbox/w1/_emulator/events`);
+    readers.push(inSandbox);
+    expect(inSandbox.status).toBe(200);
+    expect((await app.inject({ method: 'DELETE', url: '/_emulator/sandboxes/w1' })).statusCode).toBe(204);
+    await inSandbox.ended;
+    const [created, deleted] = await main.take(2);
+    expect([created.event, created.data.resourceId, deleted.event, deleted.data.resourceId]).toEqual(['sandbox.created', 'w1', 'sandbox.deleted', 'w1']);
+  });
+
   it('ends open streams when the app closes, without hanging', async () => {
     await start();
     const reader = await open();
