@@ -89,6 +89,8 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
       if (w.events.listeners >= eventsMaxStreams) throw unavailable(`${w.events.listeners} event streams are open on this world and EVENTS_MAX_STREAMS is ${eventsMaxStreams}; close some or raise it`);
       if (open.size >= eventsMaxStreamsTotal) throw unavailable(`${open.size} event streams are open and EVENTS_MAX_STREAMS_TOTAL is ${eventsMaxStreamsTotal}; close some or raise it`);
 
+      // A HEAD asks only whether the stream would open: it gets the headers, and no stream.
+      if (request.method === 'HEAD') return reply.code(200).type('text/event-stream; charset=utf-8').send('');
       const raw = reply.raw;
       reply.hijack();
       raw.writeHead(200, {

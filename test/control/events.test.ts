@@ -167,6 +167,14 @@ describe('GET /_emulator/events', () => {
     expect(reader.status).toBe(200);
   });
 
+  it('answers HEAD with the headers alone, opening no stream', async () => {
+    await start();
+    const head = await app.inject({ method: 'HEAD', url: '/_emulator/events' });
+    expect(head.statusCode).toBe(200);
+    expect(head.headers['content-type']).toContain('text/event-stream');
+    expect(world().events.listeners).toBe(0);
+  });
+
   it('refuses a stream past EVENTS_MAX_STREAMS with 503', async () => {
     await start({ eventsMaxStreams: 1 });
     await open();
