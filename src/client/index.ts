@@ -159,6 +159,8 @@ type Query = Record<string, string | number | boolean | undefined>;
 interface CallOptions {
   body?: unknown;
   query?: Query;
+  /** Answer the response itself, once its status is known to be good (an event stream); undefined when `signal` aborted it first. */
+  stream?: { signal?: AbortSignal };
   /** Call the emulator's default sandbox, whatever sandbox the client is bound to. */
   root?: boolean;
 }
@@ -458,7 +460,7 @@ export class EmulatorClient {
   async *events(options: EventsOptions = {}): AsyncGenerator<EmulatorEvent, void, undefined> {
     const query: Query = { kind: listParam(options.kind), id: listParam(options.id), types: listParam(options.types), lastEventId: options.lastEventId };
     const { signal } = options;
-    const res = await this.open('/events', query, signal);
+    const res = await this.call<Response | undefined>('GET', '/events', { query, stream: { signal } });
     // Aborted before the stream opened: nothing to yield.
     if (res) yield* this.frames(res, signal);
   }
@@ -510,7 +512,7 @@ export class EmulatorClient {
     const describe = `${target.kind} ${id} to be ${[...wanted].join(' or ')}`;
     try {
       // The stream opens first, so that a transition between the read and the stream is not lost.
-      const res = await this.open('/events', { kind: target.kind, id }, stop.signal);
+      const res = await this.call<Response | undefined>('GET', '/events', { query: { kind: target.kind, id }, stream: { signal: stop.signal } });
       if (res) {
         const now = await this.currentState(target.kind, id);
         if (wanted.has(now.state)) {
@@ -550,31 +552,6 @@ export class EmulatorClient {
 
   // ---- the one way out ----------------------------------------------------------------
 
-  /** Opens a streamed answer: the response, its status checked. */
-  private async open(path: string, query: Query, signal?: AbortSignal): Promise<Response | undefined> {
-    const url = this.urlOf(path, query);
-    const headers: Record<string, string> = { accept: 'text/event-stream', ...this.options.headers };
-    if (this.options.adminToken !== undefined) headers.authorization = `Bearer ${this.options.adminToken}`;
-    let res: Response;
-    try {
-      res = await this.fetcher(url, { headers, ...(signal ? { signal } : {}) });
-    } catch (err) {
-      if (signal?.aborted) return undefined;
-      throw new EmulatorError(0, `GET ${url}: no answer (${err instanceof Error ? err.message : String(err)})`, undefined, { cause: err });
-    }
-    if (!res.ok || !res.body) {
-      const text = await res.text();
-      let error: ErrorBody | undefined;
-      try {
-        error = JSON.parse(text) as ErrorBody;
-      } catch {
-        error = undefined;
-      }
-      throw new EmulatorError(res.status, `GET ${path}: ${res.status} ${error?.message ?? text.slice(0, 500)}`, error);
-    }
-    return res;
-  }
-
   private urlOf(path: string, query: Query | undefined, root = false): string {
     let url = `${root ? this.rootUrl : this.url}${PATHS.control}${path}`;
     if (query) {
@@ -586,17 +563,20 @@ export class EmulatorClient {
     return url;
   }
 
-  private async call<T>(method: string, path: string, { body, query, root }: CallOptions = {}): Promise<T> {
+  private async call<T>(method: string, path: string, { body, query, root, stream }: CallOptions = {}): Promise<T> {
     const url = this.urlOf(path, query, root);
-    const headers: Record<string, string> = { accept: 'application/json', ...this.options.headers };
+    const headers: Record<string, string> = { accept: stream ? 'text/event-stream' : 'application/json', ...this.options.headers };
     if (this.options.adminToken !== undefined) headers.authorization = `Bearer ${this.options.adminToken}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     let res: Response;
     try {
-      res = await this.fetcher(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      const signal = stream?.signal;
+      res = await this.fetcher(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), ...(signal ? { signal } : {}) });
     } catch (err) {
+      if (stream?.signal?.aborted) return undefined as T;
       throw new EmulatorError(0, `${method} ${url}: no answer (${err instanceof Error ? err.message : String(err)})`, undefined, { cause: err });
     }
+    if (stream && res.ok && res.body) return res as T;
     const text = await res.text();
     if (!res.ok) {
       let error: ErrorBody | undefined;
