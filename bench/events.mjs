@@ -5,7 +5,10 @@
 //   (b) the longest stall of the server's event loop while an advance over those 1,000
 //       transitions is written to 10 listening streams, seen from outside as the longest gap
 //       between answers of a tight loop of health requests (as bench/stall.mjs does);
-//   (c) grid reads per second with 10 streams open against none, alternately.
+//   (c) grid reads per second with 10 streams open against none, alternately;
+//   (d) the same advance as (b) in this process (the built emulator embedded, 10 streams that
+//       take what they are given at once), its longest block of the event loop measured
+//       directly: what (b) measures with no sockets and no other process in the way.
 // Numbers are printed, never asserted.
 //
 //   node bench/events.mjs         (after npm run build)   prints the table
@@ -18,7 +21,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { HOST, cannon, fmt, markdownTable, num, request, rssMiB, sleep, startProcess } from './lib.mjs';
+import { Writable } from 'node:stream';
+import { HOST, ROOT, cannon, fmt, markdownTable, num, request, rssMiB, sleep, startProcess } from './lib.mjs';
 import { BENCH_TOKEN, FIRST_GRID_ID, writeSeed } from './seeds.mjs';
 import { helpIfAsked } from './help.mjs';
 
@@ -91,6 +95,48 @@ async function longestGap(port, operation) {
   agent.destroy();
   await op;
   return longest;
+}
+
+/** (d): the advance of (b) inside this process, with in-memory streams. */
+async function inProcessStall(dir) {
+  const { startEmulator, ManualClock } = await import(join(ROOT, 'dist/index.js'));
+  const { EventStream } = await import(join(ROOT, 'dist/world/events-stream.js'));
+  const emu = await startEmulator({ clock: new ManualClock(), fixtures: dir, port: 0, logLevel: 'silent' });
+  try {
+    const { app } = emu;
+    const { world } = app;
+    for (let i = 0; i < GRIDS; i++) {
+      await app.inject({ method: 'POST', url: `/concerto/services/rest/CloudService/v1/grid/${FIRST_GRID_ID + i}/action`, headers: { 'x-auth-token': BENCH_TOKEN }, payload: { action: 'start' } });
+    }
+    let bytes = 0;
+    for (let i = 0; i < LISTENERS; i++) {
+      const out = new Writable({ write: (chunk, _encoding, done) => ((bytes += chunk.length), done()) });
+      const stream = new EventStream(out, {}, 1 << 30, () => world.events.unsubscribe(stream));
+      world.events.subscribe(stream);
+    }
+    // The advance route compiles its schemas on first use: not the events' cost.
+    await app.inject({ method: 'POST', url: '/_emulator/clock/advance', payload: { ms: 0 } });
+    await sleep(50);
+    const delay = monitorEventLoopDelay({ resolution: 1 });
+    let last = performance.now();
+    let longest = 0;
+    const tick = setInterval(() => {
+      const now = performance.now();
+      longest = Math.max(longest, now - last);
+      last = now;
+    }, 1);
+    delay.enable();
+    const t0 = performance.now();
+    await app.inject({ method: 'POST', url: '/_emulator/clock/advance', payload: { ms: 3_600_000 } });
+    while (world.events.scheduled > 0) await new Promise((resolve) => setImmediate(resolve));
+    const total = performance.now() - t0;
+    await sleep(20);
+    clearInterval(tick);
+    delay.disable();
+    return { longest, total, bytes, events: world.events.lastId };
+  } finally {
+    await emu.close();
+  }
 }
 
 export async function eventsBench({ env = {}, duration = num('BENCH_EVENTS_DURATION', 3), rounds = num('BENCH_EVENTS_ROUNDS', 2), log = () => undefined } = {}) {
@@ -167,6 +213,19 @@ export async function eventsBench({ env = {}, duration = num('BENCH_EVENTS_DURAT
     ]);
   } finally {
     await server.stop();
+  }
+  try {
+    // (d) the same advance, embedded.
+    const d = await inProcessStall(dir);
+    log(`embedded: ${d.events} events to ${LISTENERS} streams in ${fmt.ms(d.total)}, longest block ${fmt.ms(d.longest)}`);
+    rows.push([
+      `Longest block of the event loop, the same advance embedded (no sockets)`,
+      fmt.ms(d.longest),
+      `${fmt.int(d.events)} events to ${LISTENERS} streams (${fmt.mib(d.bytes / 1048576)}) written in ${fmt.ms(d.total)}, in slices`,
+      '< 50 ms',
+      d.longest < 50 ? 'yes' : 'NO',
+    ]);
+  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
   return rows;

@@ -111,6 +111,8 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
         },
         end: () => raw.end(() => raw.socket?.destroy()),
         destroy: () => raw.destroy(),
+        cork: () => raw.cork(),
+        uncork: () => raw.uncork(),
       };
       const stream = new EventStream(out, filter, eventsClientMaxBytes, () => {
         open.delete(stream);

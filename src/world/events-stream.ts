@@ -7,6 +7,9 @@ export interface EventOutput {
   readonly writableLength: number;
   end(): unknown;
   destroy(): unknown;
+  /** Node's writable cork and uncork: writes in between go out together. */
+  cork?(): void;
+  uncork?(): void;
 }
 
 /** Which events one stream wants: each list absent means all. */
@@ -22,8 +25,13 @@ export interface EventFilter {
  * A client that reads too slowly is dropped once more than `maxBytes` wait for it: its events
  * are never held without bound. `onEnd` runs once, however the stream ends.
  */
+/** Bytes held back in one slice before they are let go: a slice's writes are batched, never hoarded. */
+const HOLD_BYTES = 64 * 1024;
+
 export class EventStream implements EventSink {
   private open = true;
+  /** Bytes written since hold(), when holding; -1 when not. */
+  private held = -1;
   private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(
@@ -48,7 +56,24 @@ export class EventStream implements EventSink {
   send(frame: string | Buffer): void {
     if (!this.open) return;
     this.out.write(frame);
+    if (this.held >= 0 && (this.held += frame.length) > HOLD_BYTES) {
+      this.out.uncork?.();
+      this.out.cork?.();
+      this.held = 0;
+    }
     if (this.out.writableLength > this.maxBytes) this.finish(true);
+  }
+
+  hold(): void {
+    if (!this.open || this.held >= 0) return;
+    this.out.cork?.();
+    this.held = 0;
+  }
+
+  release(): void {
+    if (this.held < 0) return;
+    this.held = -1;
+    if (this.open) this.out.uncork?.();
   }
 
   /** An SSE comment every `ms` (real time), so that proxies keep an idle stream open; 0 sends none. */

@@ -102,6 +102,9 @@ export interface EventSink {
   /** Writes the frame; a sink that cannot keep up ends itself (and unsubscribes). */
   send(frame: string | Buffer): void;
   end(): void;
+  /** Around one slice of events: what is sent between them goes out in one write. */
+  hold?(): void;
+  release?(): void;
 }
 
 /** How a resource's view at an instant is read, from the store the step was found in. */
@@ -315,13 +318,14 @@ export class WorldEvents {
       this.collect(this.source.clock.now());
     }
     const started = stopwatch();
-    let n = 0;
+    for (const sink of this.sinks) sink.hold?.();
     while (this.queueHead < this.queue.length) {
       const item = this.queue[this.queueHead]!;
       this.queue[this.queueHead++] = undefined;
       this.emit(item);
-      if ((++n & 7) === 0 && stopwatch() - started > SLICE_MS) break;
+      if (stopwatch() - started > SLICE_MS) break;
     }
+    for (const sink of this.sinks) sink.release?.();
     if (this.queueHead < this.queue.length) {
       this.scheduleDrain();
       return;
