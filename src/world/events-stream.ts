@@ -61,7 +61,8 @@ export class EventStream implements EventSink {
       this.out.cork?.();
       this.held = 0;
     }
-    if (this.out.writableLength > this.maxBytes) this.finish(true);
+    // What this stream holds back itself in a slice is not the client's delay.
+    if (this.out.writableLength - Math.max(0, this.held) > this.maxBytes) this.finish(true);
   }
 
   hold(): void {

@@ -260,4 +260,23 @@ describe('a client too slow to read', () => {
     expect(stuck.writableLength).toBeLessThan(4096 + 2048);
     expect(world().events.listeners).toBe(0);
   });
+
+  it('is not a client that reads at once, however many events a slice writes to it', async () => {
+    await start({ eventsClientMaxBytes: 100 });
+    let taken = 0;
+    const quick = new Writable({ write: (chunk: Buffer, _e, done) => ((taken += chunk.length), done()) });
+    let dropped = false;
+    const stream = new EventStream(quick, {}, 100, (d) => {
+      dropped = d;
+      world().events.unsubscribe(stream);
+    });
+    world().events.subscribe(stream);
+    await act(app, '/grid/101', 'start');
+    await app.inject({ method: 'POST', url: '/_emulator/clock/advance', payload: { ms: CHECKED_AT } });
+    await settled();
+    expect(dropped).toBe(false);
+    expect(stream.isOpen).toBe(true);
+    expect(taken).toBeGreaterThan(1000);
+    stream.end();
+  });
 });
