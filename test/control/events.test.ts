@@ -5,6 +5,7 @@ import { T0, makeApp, type TestApp } from '../helpers/app.js';
 import { GRID_DURATIONS as D, act, grid, seed } from '../provisioning/seed.js';
 import { listen, openSse, type SseReader } from '../helpers/sse.js';
 import type { World } from '../../src/interfaces.js';
+import { create as createInstance, seed as compositionSeed } from '../compositions/seed.js';
 import { EventStream } from '../../src/world/events-stream.js';
 
 let app: FastifyInstance;
@@ -216,6 +217,37 @@ describe('GET /_emulator/events', () => {
       ['alert.disabled', 'cpu-high'],
     ]);
     expect(events[0].data.view).toMatchObject({ uid: 'cpu-high', state: 'firing' });
+  });
+
+  it("sends a composition instance's play, step by step, with the view its GET answers; then an import", async () => {
+    ({ app, clock } = await makeApp(compositionSeed()));
+    base = await listen(app);
+    const reader = await open('?kind=instance&types=transition,world.imported');
+    const made = await createInstance(app, 'play');
+    expect(made.statusCode).toBe(200);
+    const id = made.json().instanceID as string;
+    clock.advance(1000 + 1000 + 60_000 + 1000 + 1000 + 1000);
+    await app.inject({ method: 'PUT', url: '/_emulator/state', payload: { users: [], tokens: [] } });
+    const events = await reader.take(8);
+    expect(events.slice(0, 7).map((e) => e.data.state)).toEqual(['Loading', 'Starting', 'Playing', 'Closing', 'Writing', 'Completed', 'Unloaded']);
+    expect(events.slice(0, 7).every((e) => e.data.resourceId === id && e.data.kind === 'instance')).toBe(true);
+    expect(events[7].data.type).toBe('world.imported');
+    expect(events[5].data.view).toMatchObject({ instanceID: id, state: 'Completed', url: `/concerto/services/rest/composition/instances/v1/${id}` });
+  });
+
+  it('sends repository objects made and deleted', async () => {
+    await start();
+    const reader = await open('?kind=object');
+    const headers = { 'x-auth-token': 'test-token', 'content-type': 'application/json' };
+    const props = { type: 'boomerang', name: 'boomerang-1.0', description: 'build', attributes: [], body: '<Boomerang/>' };
+    const made = await app.inject({ method: 'PUT', url: '/concerto/services/rest/RepositoryService/v1/Objects', headers, payload: JSON.stringify(props) });
+    expect(made.statusCode).toBe(200);
+    const id = made.json().id;
+    const gone = await app.inject({ method: 'DELETE', url: `/concerto/services/rest/RepositoryService/v1/Objects/boomerang/${id}`, headers: { 'x-auth-token': 'test-token' } });
+    expect(gone.statusCode).toBeLessThan(300);
+    const [created, deleted] = await reader.take(2);
+    expect(created.data).toMatchObject({ type: 'object.created', kind: 'object', resourceId: id });
+    expect(deleted.data).toMatchObject({ type: 'object.deleted', kind: 'object', resourceId: id, objectType: 'boomerang' });
   });
 
   it("tells the default world's stream of sandboxes made and deleted, and ends a deleted sandbox's streams", async () => {
