@@ -68,6 +68,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
     // fixtures, as the default world's does.
     create: (name, state, clock) => world.fork(name, state ?? sandboxStart, clock),
     now: wallClock,
+    onChange: (name, change) => world.events.record({ type: `sandbox.${change}`, kind: 'sandbox', resourceId: name }),
     seedHasToken: (token) => {
       // The seed changes when the fixtures are reloaded (WATCH): its tokens are read again then.
       const from = (sandboxStart ?? world.seedState) as State;
@@ -163,10 +164,10 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
       dir: fixturesFrom,
       // Checked at the time the seed would load, as at start.
       inspect: () => inspectFixtures(fixturesFrom, { now: clock.now() }),
+      // The default world is reset to the new seed, which its event stream reports as `world.reloaded`.
       apply: (seed) => {
         world.reseed(seed);
         sandboxStart = undefined;
-        // The `world.reloaded` event of the event stream is emitted here, once the default world is reset.
       },
       log: app.log,
       pollMs: config.watchPollMs,

@@ -40,6 +40,7 @@ import type { ErrorBody } from '../http/errors.js';
 import { PATHS } from '../http/paths.js';
 import type { SandboxListSchema, SandboxSummarySchema } from '../control/sandbox-routes.js';
 import type { CompositionListSchema, InstanceOverviewSchema, NextPlayBodySchema } from '../control/composition-routes.js';
+import type { EventKind, EventType, WorldEventData } from '../world/events.js';
 
 export type Health = Static<typeof HealthSchema>;
 export type ResetResult = Static<typeof ResetResultSchema>;
@@ -69,6 +70,56 @@ export type {
   ResourceKind,
   State,
 };
+
+export type { EventKind, EventType };
+/** One event of `GET /_emulator/events`: its `data`, parsed. */
+export type EmulatorEvent = WorldEventData;
+
+/** Which events `events()` yields (each list absent: all), and how it stops. */
+export interface EventsOptions {
+  kind?: EventKind | readonly EventKind[];
+  id?: string | number | ReadonlyArray<string | number>;
+  types?: EventType | readonly EventType[];
+  /** Resume after this event id (events the emulator still holds are sent first). */
+  lastEventId?: number;
+  /** Ends the iteration (and closes the stream) when aborted. */
+  signal?: AbortSignal;
+}
+
+/** A resource with a lifecycle, as the event stream names it. */
+export type LifecycleKind = Extract<EventKind, 'grid' | 'server' | 'rsdb' | 'environment' | 'instance'>;
+
+export interface WaitTarget {
+  kind: LifecycleKind;
+  /** A grid's, server's, RSDB's or environment's id; a composition instance's instanceID. */
+  id: number | string;
+  /** The state (or any of the states) to wait for. */
+  state: string | readonly string[];
+}
+
+export interface WaitOptions {
+  /** Real time to wait at most (default 30 s); then an EmulatorError with status 0. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/** What waitFor found: the state, since when (emulated, when known), and the resource's view when known. */
+export interface Reached {
+  state: string;
+  at?: number;
+  view?: unknown;
+}
+
+/** The control API's name of each lifecycle kind (GET /_emulator/lifecycles/<kind>/<id>). */
+const LIFECYCLE_ROUTE: Readonly<Record<Exclude<LifecycleKind, 'instance'>, ResourceKind>> = {
+  grid: 'grid',
+  server: 'cloudServer',
+  rsdb: 'rsdb',
+  environment: 'environment',
+};
+
+const listParam = <T>(value: T | readonly T[] | undefined): string | undefined =>
+  value === undefined ? undefined : (Array.isArray(value) ? (value as readonly T[]) : [value as T]).map(String).join(',');
 
 /** One sandbox as `GET /_emulator/sandboxes` lists it. */
 export type SandboxInfo = Static<typeof SandboxSummarySchema>;
@@ -108,6 +159,8 @@ type Query = Record<string, string | number | boolean | undefined>;
 interface CallOptions {
   body?: unknown;
   query?: Query;
+  /** Answer the response itself, once its status is known to be good (an event stream); undefined when `signal` aborted it first. */
+  stream?: { signal?: AbortSignal };
   /** Call the emulator's default sandbox, whatever sandbox the client is bound to. */
   root?: boolean;
 }
@@ -395,9 +448,111 @@ export class EmulatorClient {
     return this.call('DELETE', `/sandboxes/${encodeURIComponent(name)}`, { root: true });
   }
 
+  // ---- events --------------------------------------------------------------------------
+
+  /**
+   * The world's changes as they happen (GET /_emulator/events), parsed: lifecycle transitions
+   * at their emulated time, annotations, alerts, resets, the clock... Ends when `signal` aborts
+   * or the emulator ends the stream; a `stream.reset` event says that events were missed.
+   *
+   *   for await (const e of emu.events({ kind: 'grid', types: 'transition', signal })) console.log(e.state);
+   */
+  async *events(options: EventsOptions = {}): AsyncGenerator<EmulatorEvent, void, undefined> {
+    const query: Query = { kind: listParam(options.kind), id: listParam(options.id), types: listParam(options.types), lastEventId: options.lastEventId };
+    const { signal } = options;
+    const res = await this.call<Response | undefined>('GET', '/events', { query, stream: { signal } });
+    // Aborted before the stream opened: nothing to yield.
+    if (res) yield* this.frames(res, signal);
+  }
+
+  /** The events of an open stream, parsed, until it ends or `signal` aborts. */
+  private async *frames(res: Response, signal: AbortSignal | undefined): AsyncGenerator<EmulatorEvent, void, undefined> {
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for (;;) {
+        let chunk: ReadableStreamReadResult<Uint8Array>;
+        try {
+          chunk = await reader.read();
+        } catch (err) {
+          if (signal?.aborted) return;
+          throw new EmulatorError(0, `GET /events: the stream broke (${err instanceof Error ? err.message : String(err)})`, undefined, { cause: err });
+        }
+        if (chunk.done) return;
+        buffer += decoder.decode(chunk.value, { stream: true });
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const frame = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          // One `data` line per event; `id` and `event` repeat what it holds; comments (heartbeats) start with ':'.
+          for (const line of frame.split('\n')) if (line.startsWith('data: ')) yield JSON.parse(line.slice(6)) as EmulatorEvent;
+        }
+      }
+    } finally {
+      await reader.cancel().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Resolves once a resource is in `state`: at once when it already is, else when the event
+   * stream says it got there (no polling: one read of its state, one stream). Rejects with an
+   * EmulatorError (status 0) after `timeoutMs` of real time.
+   *
+   *   await emu.waitFor({ kind: 'grid', id: 101, state: 'CHECKED' }, { timeoutMs: 5000 });
+   */
+  async waitFor(target: WaitTarget, options: WaitOptions = {}): Promise<Reached> {
+    const wanted = new Set<string>(typeof target.state === 'string' ? [target.state] : target.state);
+    const id = String(target.id);
+    const timeoutMs = options.timeoutMs ?? 30_000;
+    const stop = new AbortController();
+    const timer = setTimeout(() => stop.abort(), timeoutMs);
+    const onAbort = () => stop.abort();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    const describe = `${target.kind} ${id} to be ${[...wanted].join(' or ')}`;
+    try {
+      // The stream opens first, so that a transition between the read and the stream is not lost.
+      const res = await this.call<Response | undefined>('GET', '/events', { query: { kind: target.kind, id }, stream: { signal: stop.signal } });
+      if (res) {
+        const now = await this.currentState(target.kind, id);
+        if (wanted.has(now.state)) {
+          await res.body?.cancel().catch(() => undefined);
+          return now;
+        }
+      }
+      const stream = res ? this.frames(res, stop.signal) : undefined;
+      for (let next = await stream?.next(); next && !next.done; next = await stream!.next()) {
+        const event = next.value;
+        if (event.type === 'transition' && event.state !== undefined && wanted.has(event.state)) return { state: event.state, at: event.at, view: event.view };
+        // The world was replaced, or events were missed: the state is read again.
+        if (event.type === 'world.reset' || event.type === 'world.imported' || event.type === 'world.reloaded' || event.type === 'stream.reset') {
+          const read = await this.currentState(target.kind, id);
+          if (wanted.has(read.state)) return read;
+        }
+      }
+      if (stop.signal.aborted && !options.signal?.aborted) throw new EmulatorError(0, `waited ${timeoutMs} ms for ${describe}`);
+      throw new EmulatorError(0, options.signal?.aborted ? `stopped waiting for ${describe}` : `the event stream ended while waiting for ${describe}`);
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+      stop.abort();
+    }
+  }
+
+  /** A resource's state now, from the control API (one read). */
+  private async currentState(kind: LifecycleKind, id: string): Promise<Reached> {
+    if (kind === 'instance') {
+      const found = (await this.compositionInstances()).find((i) => i.instanceID === id);
+      if (!found) throw new EmulatorError(404, `no composition instance '${id}'`);
+      return { state: found.state, view: found };
+    }
+    const position = await this.call<ResourceLifecycle>('GET', `/lifecycles/${LIFECYCLE_ROUTE[kind]}/${encodeURIComponent(id)}`);
+    return { state: position.state, at: position.since };
+  }
+
   // ---- the one way out ----------------------------------------------------------------
 
-  private async call<T>(method: string, path: string, { body, query, root }: CallOptions = {}): Promise<T> {
+  private urlOf(path: string, query: Query | undefined, root = false): string {
     let url = `${root ? this.rootUrl : this.url}${PATHS.control}${path}`;
     if (query) {
       const params = new URLSearchParams();
@@ -405,15 +560,23 @@ export class EmulatorClient {
       const text = params.toString();
       if (text) url += `?${text}`;
     }
-    const headers: Record<string, string> = { accept: 'application/json', ...this.options.headers };
+    return url;
+  }
+
+  private async call<T>(method: string, path: string, { body, query, root, stream }: CallOptions = {}): Promise<T> {
+    const url = this.urlOf(path, query, root);
+    const headers: Record<string, string> = { accept: stream ? 'text/event-stream' : 'application/json', ...this.options.headers };
     if (this.options.adminToken !== undefined) headers.authorization = `Bearer ${this.options.adminToken}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     let res: Response;
     try {
-      res = await this.fetcher(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      const signal = stream?.signal;
+      res = await this.fetcher(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), ...(signal ? { signal } : {}) });
     } catch (err) {
+      if (stream?.signal?.aborted) return undefined as T;
       throw new EmulatorError(0, `${method} ${url}: no answer (${err instanceof Error ? err.message : String(err)})`, undefined, { cause: err });
     }
+    if (stream && res.ok && res.body) return res as T;
     const text = await res.text();
     if (!res.ok) {
       let error: ErrorBody | undefined;

@@ -89,6 +89,12 @@ export const compositions: Interface<'compositions', typeof CompositionSectionsS
     kinds: ['compositionInstance'],
     nextTransitionAt: (store) => store.nextTransitionAt(),
     settlesAt: (store, _kind, id) => store.settlesAt(String(id)),
+    stepsBetween: (store, from, to, visit) => store.stepsBetween(from, to, (id, state, at) => visit('compositionInstance', id, state, at)),
+    viewAt: (store, _kind, id, at) => {
+      const view = store.viewAt(String(id), at);
+      // The URL by its path: an event is not sent in answer to one request, so it has no host.
+      return view && { ...view, url: `${PATHS.compositions}/${String(id)}` };
+    },
   },
   routes,
 };

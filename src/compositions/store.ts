@@ -1,6 +1,6 @@
 import type { Clock } from '../core/clock.js';
 import { conflicting, invalid, missing } from '../core/errors.js';
-import { stateAt, type Step } from '../core/lifecycle.js';
+import { stateAt, stepsBetween, type Step } from '../core/lifecycle.js';
 import type { SectionSnapshot } from '../core/snapshot.js';
 import {
   ACCEPTED_IN,
@@ -247,6 +247,23 @@ export class CompositionStore {
       if (next !== undefined && (earliest === undefined || next < earliest)) earliest = next;
     }
     return earliest;
+  }
+
+  /**
+   * Every step of any instance that begins in [from, to] (the event stream's transitions),
+   * a grid that went down by `to` applied first.
+   */
+  stepsBetween(from: number, to: number, visit: (id: string, state: InstanceState, at: number) => void): void {
+    for (const rec of this.instances.values()) {
+      this.sync(rec, to);
+      stepsBetween(rec.steps, from, to, (state, at) => visit(rec.instanceID, state, at));
+    }
+  }
+
+  /** GET's view of an instance at `at`, less its URL; undefined when there is none. */
+  viewAt(id: string, at: number): Omit<Instance, 'url'> | undefined {
+    const rec = this.instances.get(id);
+    return rec && this.view(rec, at);
   }
 
   /** When an instance's schedule reaches its last step; undefined when there is no such instance. */

@@ -14,6 +14,7 @@ import { stopwatch } from '../core/clock.js';
 import { errorBody, sendError } from '../http/errors.js';
 import { PATHS, sandboxOf, type Area } from '../http/paths.js';
 import { keepJournalText } from '../http/bodies.js';
+import { noteChange } from './event-changes.js';
 
 export const CONTROL_PREFIX = PATHS.control;
 
@@ -76,6 +77,8 @@ export function installControlHooks(app: FastifyInstance): void {
   // error events, which cost a request more than everything else these hooks do.
   app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: HookHandlerDoneFunction) => {
     const emulator = request.world;
+    // A request that may have changed a world someone listens to: its event stream hears of it.
+    if (emulator?.events.listening && request.method !== 'GET' && request.method !== 'HEAD') noteChange(emulator, request, reply, payload);
     // A request refused before its world was known (a bad sandbox name) has no journal to go to.
     if (!emulator || emulator.journal.size === 0 || requestArea(request)?.control) return done();
     const status = reply.statusCode;

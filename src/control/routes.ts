@@ -13,6 +13,7 @@ import { journalRoutes } from './journal-routes.js';
 import { compositionControlRoutes } from './composition-routes.js';
 import { incidentControlRoutes } from './incident-routes.js';
 import { collectOperations, controlIndexRoutes } from './index-routes.js';
+import { eventRoutes } from './event-routes.js';
 
 export { CONTROL_PREFIX } from './hooks.js';
 
@@ -41,6 +42,7 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlOptions> = async (a
   await app.register(alertControlRoutes, { world });
   await app.register(faultRoutes, { world });
   await app.register(journalRoutes, { world });
+  await app.register(eventRoutes, { world });
   await app.register(compositionControlRoutes, { world });
   await app.register(incidentControlRoutes, { world });
   await app.register(sandboxRoutes, { sandboxes, world });

@@ -37,6 +37,8 @@ export interface ControllableClock extends Clock {
   set(anchor: { now: number; scale?: number; frozen?: boolean }): void;
   /** The real time this clock follows (the wall clock unless a test gave another source), epoch ms. */
   real(): number;
+  /** Calls `fn` after every advance, scale or frozen change (the event stream reschedules on it); returns the unwatch. */
+  watch?(fn: () => void): () => void;
 }
 
 export const wallClock = (): number => Date.now();
@@ -84,6 +86,8 @@ export class EmulatorClock implements ControllableClock {
   private scale: number;
   private frozen: boolean;
   private last: number;
+  /** Called after every change of time, scale or frozen setting; empty unless someone watches. */
+  private readonly watchers = new Set<() => void>();
 
   constructor(
     options: { start?: number; scale?: number; frozen?: boolean; source?: () => number } = {},
@@ -113,17 +117,29 @@ export class EmulatorClock implements ControllableClock {
     this.reanchor();
     this.anchor = Math.min(LATEST_INSTANT, this.anchor + ms);
     this.last = Math.max(this.last, this.anchor);
+    this.changed();
   }
 
   setScale(scale: number): void {
     if (!Number.isFinite(scale) || scale < 0) throw new RangeError('scale must be a number >= 0');
     this.reanchor();
     this.scale = scale;
+    this.changed();
   }
 
   setFrozen(frozen: boolean): void {
     this.reanchor();
     this.frozen = frozen;
+    this.changed();
+  }
+
+  watch(fn: () => void): () => void {
+    this.watchers.add(fn);
+    return () => this.watchers.delete(fn);
+  }
+
+  private changed(): void {
+    if (this.watchers.size > 0) for (const fn of this.watchers) fn();
   }
 
   /** Moves the clock to `at` if that is later than now; earlier values are ignored. */

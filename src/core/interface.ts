@@ -67,6 +67,14 @@ export interface Timed<Store> {
   nextTransitionAt(store: Store): number | undefined;
   /** When one resource settles: undefined when there is no such resource, null when it never started. */
   settlesAt(store: Store, kind: string, id: number | string): number | null | undefined;
+  /**
+   * Every step of every resource's schedule that begins in [from, to], for the event stream.
+   * A step another step of the same schedule replaces at the same instant (a state of no
+   * length) is left out: no read ever shows it.
+   */
+  stepsBetween?(store: Store, from: number, to: number, visit: (kind: string, id: number | string, state: string, at: number) => void): void;
+  /** The resource's public view at `at`, as its GET answers it; undefined when there is no such resource. */
+  viewAt?(store: Store, kind: string, id: number | string, at: number): unknown;
 }
 
 export interface InterfaceModel<Name extends string = string, Sections extends SectionSchemas = SectionSchemas, Store = unknown, Config = unknown> {

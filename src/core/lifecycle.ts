@@ -90,3 +90,20 @@ export function visibleAt<T extends Timed>(entries: readonly T[], now: number): 
   return entries.filter((e) => e.at <= now);
 }
 
+
+/**
+ * Calls `visit` for each step of a schedule that begins in [from, to], leaving out a step that
+ * the next one replaces at the same instant (no read ever shows it). What the event stream
+ * sends, from the schedules alone.
+ */
+export function stepsBetween<S extends string>(steps: readonly Step<S>[], from: number, to: number, visit: (state: S, at: number) => void): void {
+  // From the end back to the first step not before `from`: a long history is not walked.
+  let first = steps.length;
+  while (first > 0 && steps[first - 1].at >= from) first--;
+  for (let i = first; i < steps.length; i++) {
+    const { state, at } = steps[i];
+    if (at > to) return;
+    if (i + 1 < steps.length && steps[i + 1].at === at) continue;
+    visit(state, at);
+  }
+}

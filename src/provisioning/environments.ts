@@ -44,6 +44,12 @@ export class EnvironmentStore extends ResourceStore<EnvironmentSeed, Environment
     return environmentView(this.record(id), this.clock.now(), 'read');
   }
 
+  /** GET's view at `at` (the event stream's); undefined when there is none. */
+  viewAt(id: number, at: number): Environment | undefined {
+    const env = this.byId.get(id);
+    return env && environmentView(env, at, 'read');
+  }
+
   start(id: number, user: string): Environment {
     const env = this.record(id);
     const now = this.clock.now();

@@ -97,6 +97,12 @@ export class GridStore extends ResourceStore<GridSeed, GridState, GridDurations>
     return this.gridView(this.record(id), this.clock.now(), 'read');
   }
 
+  /** GET's view of a grid at `at` (the event stream's); undefined when there is none. */
+  gridAt(id: number, at: number): Grid | undefined {
+    const grid = this.byId.get(id);
+    return grid && this.gridView(grid, at, 'read');
+  }
+
   startGrid(id: number, user: string): Grid {
     const grid = this.record(id);
     const now = this.clock.now();
@@ -152,6 +158,12 @@ export class GridStore extends ResourceStore<GridSeed, GridState, GridDurations>
 
   getCloudServer(id: number): CloudServer {
     return cloudServerView(this.server(id), this.clock.now());
+  }
+
+  /** GET's view of a cloud server at `at` (the event stream's); undefined when there is none. */
+  cloudServerAt(id: number, at: number): CloudServer | undefined {
+    const server = this.servers.get(id);
+    return server && cloudServerView(server, at);
   }
 
   /** Per section 3.2 a restart answers RUNNING: the emulated restart is immediate. */

@@ -38,6 +38,8 @@ export const provisioning: Interface<'provisioning', typeof ProvisioningSections
     kinds: KINDS,
     nextTransitionAt: (store) => store.nextTransitionAt(),
     settlesAt: (store, kind, id) => ((KINDS as readonly string[]).includes(kind) ? store.settlesAt(kind as ResourceKind, Number(id)) : undefined),
+    stepsBetween: (store, from, to, visit) => store.stepsBetween(from, to, visit),
+    viewAt: (store, kind, id, at) => ((KINDS as readonly string[]).includes(kind) ? store.viewAt(kind as ResourceKind, Number(id), at) : undefined),
   },
   routes: async (app, { store }) => {
     await app.register(provisioningRoutes, { store });

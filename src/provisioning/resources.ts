@@ -4,7 +4,7 @@
  */
 import type { Clock } from '../core/clock.js';
 import { missing } from '../core/errors.js';
-import { positionAt, type Step } from '../core/lifecycle.js';
+import { positionAt, stepsBetween, type Step } from '../core/lifecycle.js';
 
 import type { ResourceKind, ResourceLifecycle } from './schemas.js';
 
@@ -45,6 +45,8 @@ export interface ScheduleReader {
   settlesAt(id: number): number | null | undefined;
   /** The earliest scheduled change after `now` of any resource of this kind, if any. */
   nextTransitionAfter(now: number): number | undefined;
+  /** Every step of any resource of this kind that begins in [from, to] (core/lifecycle.ts stepsBetween). */
+  stepsBetween(from: number, to: number, visit: (id: number, state: string, at: number) => void): void;
 }
 
 /**
@@ -90,6 +92,13 @@ export class Schedules<R extends { id: number; name: string }, S extends string>
       if (next && (earliest === undefined || next.at < earliest)) earliest = next.at;
     }
     return earliest;
+  }
+
+  stepsBetween(from: number, to: number, visit: (id: number, state: string, at: number) => void): void {
+    for (const record of this.records) {
+      const steps = this.stepsOf(record);
+      if (steps) stepsBetween(steps, from, to, (state, at) => visit(record.id, state, at));
+    }
   }
 
   private describe(record: R, now: number): ResourceLifecycle {

@@ -21,6 +21,12 @@ export class RsdbStore extends ResourceStore<RsdbSeed, RsdbState, RsdbDurations>
     return rsdbView(this.record(id), this.clock.now());
   }
 
+  /** GET's view at `at` (the event stream's); undefined when there is none. */
+  viewAt(id: number, at: number): Rsdb | undefined {
+    const rsdb = this.byId.get(id);
+    return rsdb && rsdbView(rsdb, at);
+  }
+
   start(id: number): Rsdb {
     const rsdb = this.record(id);
     const now = this.clock.now();

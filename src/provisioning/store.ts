@@ -306,6 +306,27 @@ export class ProvisioningStore {
     return this.schedules[kind].settlesAt(id);
   }
 
+  /** Every step of any resource that begins in [from, to], by kind (the event stream's transitions). */
+  stepsBetween(from: number, to: number, visit: (kind: ResourceKind, id: number, state: string, at: number) => void): void {
+    for (const [kind, schedules] of Object.entries(this.schedules) as Array<[ResourceKind, ScheduleReader]>) {
+      schedules.stepsBetween(from, to, (id, state, at) => visit(kind, id, state, at));
+    }
+  }
+
+  /** A resource's view at `at`, as its GET answers it; undefined when there is none. */
+  viewAt(kind: ResourceKind, id: number, at: number): unknown {
+    switch (kind) {
+      case 'grid':
+        return this.grids.gridAt(id, at);
+      case 'cloudServer':
+        return this.grids.cloudServerAt(id, at);
+      case 'rsdb':
+        return this.rsdbs.viewAt(id, at);
+      case 'environment':
+        return this.environments.viewAt(id, at);
+    }
+  }
+
   /** The earliest scheduled change of any resource after now, if any is scheduled. */
   nextTransitionAt(): number | undefined {
     const now = this.clock.now();

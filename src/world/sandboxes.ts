@@ -42,6 +42,8 @@ export interface SandboxOptions {
    * unknown name that needs a token is refused without building a world when it does not.
    */
   seedHasToken?: (token: string) => boolean;
+  /** Told when a sandbox is made or removed (the default world's event stream). */
+  onChange?: (name: string, change: 'created' | 'deleted') => void;
 }
 
 /**
@@ -151,6 +153,7 @@ export class Sandboxes {
     const world = this.options.create(name, state, clock);
     if (existing) {
       existing.world.journal.clear();
+      existing.world.events.close();
       this.sandboxes.set(name, { world, createdAt: existing.createdAt, lastUsedAt: now });
       return { summary: this.summaryOf(name)!, created: false };
     }
@@ -167,8 +170,14 @@ export class Sandboxes {
 
   delete(name: string): boolean {
     // A sandbox's journal gives back its share of the process's journal bytes (JOURNAL_MAX_BYTES).
-    this.sandboxes.get(name)?.world.journal.clear();
-    return this.sandboxes.delete(name);
+    const sandbox = this.sandboxes.get(name);
+    if (!sandbox) return false;
+    sandbox.world.journal.clear();
+    // Its event streams end with it.
+    sandbox.world.events.close();
+    this.sandboxes.delete(name);
+    this.options.onChange?.(name, 'deleted');
+    return true;
   }
 
   summaryOf(name: string): SandboxSummary | undefined {
@@ -189,7 +198,10 @@ export class Sandboxes {
   }
 
   clear(): void {
-    for (const s of this.sandboxes.values()) s.world.journal.clear();
+    for (const s of this.sandboxes.values()) {
+      s.world.journal.clear();
+      s.world.events.close();
+    }
     this.sandboxes.clear();
   }
 
@@ -197,6 +209,7 @@ export class Sandboxes {
     if (this.sandboxes.size >= this.options.max) throw this.full(name);
     const sandbox = { world, createdAt: now, lastUsedAt: now };
     this.sandboxes.set(name, sandbox);
+    this.options.onChange?.(name, 'created');
     return sandbox;
   }
 

@@ -8,6 +8,7 @@ import { stateShifter, type SectionName, type State as AnyState, type StateOfLis
 import type { StateSnapshot } from './export-stream.js';
 import type { SectionSnapshot } from '../core/snapshot.js';
 import type { ObjectViews } from '../core/objects.js';
+import { WorldEvents, type ViewOf } from './events.js';
 
 /**
  * The emulated world, with no HTTP in it: every store, its clock, fault rules, journal, alert
@@ -27,6 +28,8 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
   readonly faults: FaultStore;
   /** The last requests served; bounded by JOURNAL_SIZE. */
   readonly journal: Journal;
+  /** Its changes, for the event stream: idle (no timer, no work) while nobody listens. */
+  readonly events: WorldEvents;
   /** The clock settings the process started with, which reset restores. */
   private readonly startClock: { scale: number; frozen: boolean };
   /** The state the stores were last built from (the seed, a loaded or posted state). */
@@ -66,6 +69,14 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
     );
     const { scale, frozen } = clock.status();
     this.startClock = { scale, frozen };
+    this.events = new WorldEvents(
+      {
+        clock,
+        transitions: (from, to, visit) => this.transitions(from, to, visit),
+        nextTransitionAt: () => this.nextTransitionAt(),
+      },
+      { bufferSize: config.eventsBufferSize, bufferMaxBytes: config.eventsBufferMaxBytes },
+    );
   }
 
   get stores(): StoresOf<L> {
@@ -110,9 +121,11 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
    * first returns the clock to real time, so the seed's relative times are resolved against
    * the real now; `keep` loads a seed that carries a clock on it (see SEED_CLOCK).
    */
-  reset(options: { clock?: ClockMode } = {}): void {
+  reset(options: { clock?: ClockMode } = {}, why: 'world.reset' | 'world.reloaded' = 'world.reset'): void {
+    this.events.beforeReplace();
     if (options.clock === 'real') this.clock.set({ now: this.clock.real() });
     this.current = this.build(this.seed, options.clock ?? this.config.seedClock);
+    this.events.replaced(why);
     this.clock.setScale(this.startClock.scale);
     this.clock.setFrozen(this.startClock.frozen);
     this.faults.clear();
@@ -127,7 +140,7 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
    */
   reseed(seed: State): void {
     this.seed = seed;
-    this.reset();
+    this.reset({}, 'world.reloaded');
   }
 
   /**
@@ -147,11 +160,13 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
    * carries a clock (an export) is loaded on it by default (`keep`: the clock is set to the
    * export's, so every answer is the source's), or on this world's time (`real`). The state's
    * fault rules are added to the world's, each replacing one of the same id; when they cannot
-   * be (the limits of all rules together), nothing changes.
+   * be (the limits of all rules together), nothing changes. `why` is the event the stream sends.
    */
-  replace(state: State, clockMode: ClockMode = 'keep'): void {
+  replace(state: State, clockMode: ClockMode = 'keep', why: 'world.imported' | 'world.reloaded' = 'world.imported'): void {
     this.faults.addAll(faultsOf(state));
+    this.events.beforeReplace();
     this.current = this.build(state, clockMode);
+    this.events.replaced(why);
   }
 
   /**
@@ -234,6 +249,17 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
   settlesAt(kind: string, id: number | string): number | null | undefined {
     for (const i of this.interfaces) if (i.timed?.kinds.includes(kind)) return i.timed.settlesAt(this.storeOf(i), kind, id);
     return undefined;
+  }
+
+  /** Every step of every lifecycle that begins in [from, to], with how to read the resource's view then. */
+  private transitions(from: number, to: number, visit: (kind: string, id: string | number, state: string, at: number, viewOf: ViewOf) => void): void {
+    for (const i of this.interfaces) {
+      const timed = i.timed;
+      if (!timed?.stepsBetween) continue;
+      const store = this.storeOf(i);
+      const viewOf: ViewOf = (kind, id, at) => timed.viewAt?.(store, kind, id, at);
+      timed.stepsBetween(store, from, to, (kind, id, state, at) => visit(kind, id, state, at, viewOf));
+    }
   }
 
   private storeOf(i: AnyInterfaceModel): unknown {

@@ -8,6 +8,7 @@ import { ManualClock } from '../../src/core/clock.js';
 import { inspectFixtures, loadFixtures, type State } from '../../src/state.js';
 import { SeedWatch } from '../../src/world/seed-watch.js';
 import { watchResponses } from '../helpers/conformance.js';
+import { listen, openSse } from '../helpers/sse.js';
 
 /**
  * Live reload of the fixtures (WATCH) on the real file system: each test writes files into a
@@ -63,6 +64,21 @@ describe('WATCH: live reload of the fixtures', () => {
     // A reset goes back to the reloaded seed, not the one the process started with.
     await app.inject({ method: 'POST', url: '/_emulator/reset' });
     expect(userNames(app)).toEqual(['a@example.com', 'b@example.com']);
+  });
+
+  it('tells the event stream of the default world that its seed was reloaded', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'watch-'));
+    await writeFile(join(dir, 'users.json'), usersFile('a'));
+    app = await watchedApp();
+    const stream = await openSse(`${await listen(app)}/_emulator/events?types=world.reloaded,world.reset`);
+    try {
+      await writeFile(join(dir, 'users.json'), usersFile('a', 'b'));
+      const event = await stream.next(2000);
+      expect(event.event).toBe('world.reloaded');
+      expect(userNames(app)).toContain('b@example.com');
+    } finally {
+      stream.close();
+    }
   });
 
   it('keeps the last good seed on a broken edit, shows the problems in health until the folder is fixed', async () => {
