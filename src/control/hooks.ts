@@ -11,6 +11,7 @@ import { stopwatch } from '../core/clock.js';
 import { errorBody, sendError } from '../http/errors.js';
 import { PATHS, sandboxOf, type Area } from '../http/paths.js';
 import { keepJournalText } from '../http/bodies.js';
+import type { Continue, RequestStep, WaitingStep } from '../http/pipeline.js';
 
 export const CONTROL_PREFIX = PATHS.control;
 
@@ -34,10 +35,10 @@ function sameSecret(given: string, expected: string): boolean {
  * root instance before any route plugin: the admin-token check of /_emulator, fault
  * injection and the request journal. Call it before the X-Auth-Token guard, so that a fault
  * hits a request the way a failing network or proxy would: before the service checks it.
- * Callback hooks, not async ones: they run on every request and wait only for a fault's
- * latency.
+ * The admin-token check and the faults are a step of the request pipeline (http/pipeline.ts),
+ * returned for the caller to run; it waits only for a fault's latency.
  */
-export function installControlHooks(app: FastifyInstance): void {
+export function installControlHooks(app: FastifyInstance): WaitingStep {
   app.decorateRequest('arrivedAt', 0);
   app.decorateRequest('startedAt', 0);
   app.decorateRequest('faultRuleIds', null);
@@ -50,16 +51,16 @@ export function installControlHooks(app: FastifyInstance): void {
     parseJson(request, body as string, done);
   });
 
-  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+  const control: WaitingStep = (request, reply, done, next) => {
     const emulator = request.world;
     if (refuseUndecodable(request, reply)) return;
     const area = requestArea(request) as Area;
     if (area.control) {
-      if (area.access !== 'admin' || !refuseWithoutAdminToken(request, reply, emulator)) done();
+      if (area.access !== 'admin' || !refuseWithoutAdminToken(request, reply, emulator)) next(request, reply, done);
       return;
     }
-    injectFaults(request, reply, emulator, done);
-  });
+    injectFaults(request, reply, emulator, done, next);
+  };
 
   // The journal records an answer when it is sent, not when the socket has taken it all (an
   // onResponse hook): any onResponse hook makes Fastify follow every response's finish and
@@ -81,6 +82,7 @@ export function installControlHooks(app: FastifyInstance): void {
     const sent = reply.raw.headersSent ? reply.getHeader('content-length') : undefined;
     emulator.journal.setResponseSize(slot, typeof sent === 'string' ? Number(sent) : Buffer.byteLength(payload));
   });
+  return control;
 }
 
 /**
@@ -146,21 +148,29 @@ function refuseWithoutAdminToken(request: FastifyRequest, reply: FastifyReply, e
   return true;
 }
 
-/** Calls `done` when the request may go on (after any latency), or answers it instead. */
-function injectFaults(request: FastifyRequest, reply: FastifyReply, emulator: World, done: HookHandlerDoneFunction): void {
+/** Calls `next` when the request may go on (after any latency), or answers it instead. */
+function injectFaults(request: FastifyRequest, reply: FastifyReply, emulator: World, done: HookHandlerDoneFunction, next: Continue): void {
   // Without rules (the usual case) there is nothing to judge, and no facts to gather.
-  if (emulator.faults.isEmpty) return done();
+  if (emulator.faults.isEmpty) return next(request, reply, done);
   // The path as sent, cut where the router cuts it: before the query or a fragment.
   const end = request.url.search(/[?#]/);
   const verdict = emulator.faults.judge({ method: request.method, path: end < 0 ? request.url : request.url.slice(0, end), headers: request.headers });
-  if (verdict.ruleIds.length === 0) return done();
+  if (verdict.ruleIds.length === 0) return next(request, reply, done);
   request.faultRuleIds = verdict.ruleIds;
-  if (verdict.latencyMs > 0) setTimeout(() => answerFault(request, reply, emulator, verdict.answer, done), verdict.latencyMs);
-  else answerFault(request, reply, emulator, verdict.answer, done);
+  if (verdict.latencyMs > 0) {
+    // Later, outside the hook runner: what the steps after this one throw goes to `done`.
+    setTimeout(() => {
+      try {
+        answerFault(request, reply, emulator, verdict.answer, done, next);
+      } catch (err) {
+        done(err as Error);
+      }
+    }, verdict.latencyMs);
+  } else answerFault(request, reply, emulator, verdict.answer, done, next);
 }
 
-function answerFault(request: FastifyRequest, reply: FastifyReply, emulator: World, answer: FaultVerdict['answer'], done: HookHandlerDoneFunction): void {
-  if (!answer) return done();
+function answerFault(request: FastifyRequest, reply: FastifyReply, emulator: World, answer: FaultVerdict['answer'], done: HookHandlerDoneFunction, next: Continue): void {
+  if (!answer) return next(request, reply, done);
   if ('drop' in answer.action) {
     // A hijacked request never reaches onResponse, so it is journaled here.
     if (emulator.journal.size > 0) record(emulator, request, 0, 0);
@@ -212,17 +222,22 @@ function sendPlainError(reply: FastifyReply, err: DomainError): void {
  * create one at all. A sandbox is marked used in preHandler too: a refused request does not
  * keep one alive.
  */
-/** Sets the world that serves the request and when it arrived (for the journal). */
-function arrived(request: FastifyRequest, reply: FastifyReply, world: World, done: HookHandlerDoneFunction): void {
+/** Sets the world that serves the request and when it arrived (for the journal); true: the request goes on. */
+function arrived(request: FastifyRequest, reply: FastifyReply, world: World): true {
   request.world = world;
-  request.arrivedAt = world.clock.now();
+  const now = world.clock.now();
+  request.arrivedAt = now;
   request.startedAt = stopwatch();
   // The emulated time of every answer, so that a page can say "5 minutes ago" in the emulator's time.
-  reply.header('x-emulator-now', String(request.arrivedAt));
-  done();
+  reply.header('x-emulator-now', `${now}`);
+  return true;
 }
 
-export function installWorlds(app: FastifyInstance, main: World, sandboxes: Sandboxes): void {
+/**
+ * Returns the step of the request pipeline (http/pipeline.ts) that sets the request's world,
+ * and installs the preHandler hook that registers or marks a sandbox.
+ */
+export function installWorlds(app: FastifyInstance, main: World, sandboxes: Sandboxes): RequestStep {
   app.decorateRequest('world', null as unknown as World);
   // The name lives on the raw request (http/paths.ts rewriteSandboxUrl); this reads it there.
   app.decorateRequest('sandbox', {
@@ -231,29 +246,29 @@ export function installWorlds(app: FastifyInstance, main: World, sandboxes: Sand
     },
   });
   const { adminToken, alertsRequireToken } = main.config;
-  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+  const arrive = (request: FastifyRequest, reply: FastifyReply): boolean => {
     const name = request.sandbox;
-    if (name === null) return arrived(request, reply, main, done);
+    if (name === null) return arrived(request, reply, main);
     try {
       const found = sandboxes.find(name);
       // Every world of the app is forked from `main`, so it serves the listed interfaces.
-      if (found) return arrived(request, reply, found as World, done);
+      if (found) return arrived(request, reply, found as World);
       // A preflight carries no credentials and makes nothing: to a sandbox not made yet it is
-      // answered (by answerPreflights) with no world, and so not journaled.
-      if (request.method === 'OPTIONS') return done();
+      // answered (by the CORS preflight step) with no world, and so not journaled.
+      if (request.method === 'OPTIONS') return true;
       Sandboxes.check(name, sandboxes.mode);
-      if (refuseUndecodable(request, reply)) return;
+      if (refuseUndecodable(request, reply)) return false;
       const { access } = requestArea(request) as Area;
       const admin = adminToken === undefined || adminTokenProblem(request, adminToken) === undefined;
       if (access === 'admin' && !admin) {
         refuseWithoutAdminToken(request, reply, main);
-        return;
+        return false;
       }
       if (access === 'token' || (access === 'alert' && alertsRequireToken)) {
         const header = request.headers['x-auth-token'];
         if (typeof header !== 'string' || !sandboxes.seedHasToken(header)) {
           sendError(reply, 401, header === undefined ? 'the X-Auth-Token header is missing' : 'the security token is invalid or expired');
-          return;
+          return false;
         }
       } else if (!admin) {
         // ADMIN_TOKEN is set and the request needs no credential: it may not make a sandbox.
@@ -264,12 +279,13 @@ export function installWorlds(app: FastifyInstance, main: World, sandboxes: Sand
         );
       }
       (request as { [PENDING]?: string })[PENDING] = name;
-      return arrived(request, reply, sandboxes.provisional(name) as World, done);
+      return arrived(request, reply, sandboxes.provisional(name) as World);
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
       sendPlainError(reply, err);
+      return false;
     }
-  });
+  };
 
   // Every check of the request has passed (credentials, faults, body, schema): only now is a
   // provisional world registered, and an existing one marked used.
@@ -299,4 +315,5 @@ export function installWorlds(app: FastifyInstance, main: World, sandboxes: Sand
     }
     done();
   });
+  return arrive;
 }
