@@ -204,6 +204,14 @@ export class QueryStore {
     const out = new Float64Array(size);
     if (selection.empty) return out;
     const key = `${model.domainId}|${timer.id}|${selectionKey(selection)}|${by ?? ''}|`;
+    // The counts of a range already answered: its minutes are complete, so they stay what they
+    // were until incidents change (which clears the cache). A client polling one query (a
+    // dashboard) gets it from here until the next minute completes, instead of working out the
+    // partial hours at both ends of the range again each time (a 30-day summary: up to 118
+    // minutes, about 100 µs a request). Kept in the same bounded cache as the blocks.
+    const rangeKey = `${key}r${fromMin}-${toMin}`;
+    const answered = this.cache.get(rangeKey);
+    if (answered) return answered;
     const add = (block: Float64Array) => {
       for (let k = 0; k < size; k++) out[k] += block[k];
     };
@@ -241,6 +249,7 @@ export class QueryStore {
         m++;
       }
     }
+    keep(rangeKey, out);
     return out;
   }
 
