@@ -77,17 +77,26 @@ interface IncidentRecord extends IncidentSeed {
 class BlockCache {
   private readonly blocks = new Map<string, Float64Array>();
   private bytes = 0;
+  /** The key used last: it is the newest already, and a polled query asks for it again and again. */
+  private newest: string | undefined;
   constructor(private readonly maxBytes: number) {}
   get(key: string): Float64Array | undefined {
     const block = this.blocks.get(key);
-    if (block) {
+    if (block && key !== this.newest) {
       this.blocks.delete(key);
       this.blocks.set(key, block);
+      this.newest = key;
     }
     return block;
   }
   set(key: string, block: Float64Array): void {
+    const had = this.blocks.get(key);
+    if (had) {
+      this.blocks.delete(key);
+      this.bytes -= had.byteLength + key.length * 2 + 64;
+    }
     this.blocks.set(key, block);
+    this.newest = key;
     this.bytes += block.byteLength + key.length * 2 + 64;
     while (this.bytes > this.maxBytes) {
       const [oldKey, old] = this.blocks.entries().next().value as [string, Float64Array];
@@ -98,6 +107,7 @@ class BlockCache {
   clear(): void {
     this.blocks.clear();
     this.bytes = 0;
+    this.newest = undefined;
   }
 }
 
