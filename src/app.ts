@@ -122,7 +122,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   const cors = installCors(app, { origins: config.corsOrigins, allowHeaders: config.corsAllowHeaders, credentials: config.corsCredentials });
   const setArea = installAreas(app, AREAS);
   const arrive = installWorlds(app, world, sandboxes);
-  const control = installControlHooks(app);
+  const control = installControlHooks(app, { journal: config.journalSize > 0 });
   const guard = installAuthGuard(app, { auth: (r) => r.world.stores.repository.auth, alertsRequireToken: config.alertsRequireToken });
   installPipeline(app, {
     mark: [echoRequestId, cors.mark, setArea],

@@ -38,7 +38,7 @@ function sameSecret(given: string, expected: string): boolean {
  * The admin-token check and the faults are a step of the request pipeline (http/pipeline.ts),
  * returned for the caller to run; it waits only for a fault's latency.
  */
-export function installControlHooks(app: FastifyInstance): WaitingStep {
+export function installControlHooks(app: FastifyInstance, { journal = true }: { journal?: boolean } = {}): WaitingStep {
   app.decorateRequest('arrivedAt', 0);
   app.decorateRequest('startedAt', 0);
   app.decorateRequest('faultRuleIds', null);
@@ -64,8 +64,9 @@ export function installControlHooks(app: FastifyInstance): WaitingStep {
 
   // The journal records an answer when it is sent, not when the socket has taken it all (an
   // onResponse hook): any onResponse hook makes Fastify follow every response's finish and
-  // error events, which cost a request more than everything else these hooks do.
-  app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: HookHandlerDoneFunction) => {
+  // error events, which cost a request more than everything else these hooks do. Without a
+  // journal (JOURNAL_SIZE=0, the same for every world) there is no hook at all.
+  if (journal) app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: HookHandlerDoneFunction) => {
     const emulator = request.world;
     // A request refused before its world was known (a bad sandbox name) has no journal to go to.
     if (!emulator || emulator.journal.size === 0 || requestArea(request)?.control) return done();
@@ -288,8 +289,9 @@ export function installWorlds(app: FastifyInstance, main: World, sandboxes: Sand
   };
 
   // Every check of the request has passed (credentials, faults, body, schema): only now is a
-  // provisional world registered, and an existing one marked used.
-  app.addHook('preHandler', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+  // provisional world registered, and an existing one marked used. With sandboxes off no
+  // request names one, and no route pays for the hook.
+  if (sandboxes.mode !== 'off') app.addHook('preHandler', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const name = request.sandbox;
     if (name === null) return done();
     const pending = (request as { [PENDING]?: string })[PENDING];
