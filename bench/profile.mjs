@@ -17,7 +17,7 @@
 //   BENCH_CONNECTIONS    connections of the load generator (default 10)
 //   BENCH_SERVER         the server entry (default dist/cli/server.js)
 //   any other setting of the server (say JOURNAL_SIZE=0) is passed on to it
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { BASELINE_ENTRY, ROOT, cannon, num, request, startProcess } from './lib.mjs';
@@ -67,6 +67,9 @@ const run = await load(DURATION);
 const to = Number(process.hrtime.bigint() / 1000n);
 await server.stop();
 
+// The seed and the baseline's body go; the profile stays.
+rmSync(seed, { recursive: true, force: true });
+rmSync(join(work, 'body.json'), { force: true });
 const file = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(dir, f)).sort().at(-1);
 const profile = JSON.parse(readFileSync(file, 'utf8'));
 const byNode = new Map(profile.nodes.map((n) => [n.id, n]));
