@@ -11,7 +11,7 @@
 //   BENCH_STARTS       start-ups measured per seed, alternating with the bare baseline's, median reported (default 10)
 //   BENCH_RESETS       resets measured, median reported (default 100)
 //   BENCH_ONLY         comma-separated case ids to run (default: all)
-//   BENCH_PARTS        comma-separated parts to run: startup, throughput, reset, stall, image, sandboxes, events (default: all)
+//   BENCH_PARTS        comma-separated parts to run: startup, throughput, hooks, reset, stall, image, sandboxes, events (default: all)
 //   BENCH_SANDBOX_OPS  sandbox creates (and as many deletes) timed over HTTP (default 500)
 //   BENCH_SANDBOX_ROUNDS  alternating rounds of the sandbox/default-world grid read (default 5)
 //   BENCH_SERVER       the server entry to run (default dist/cli/server.js)
@@ -40,17 +40,9 @@ import { sandboxBench } from './sandboxes.mjs';
 import { stallBench } from './stall.mjs';
 import { eventsBench } from './events.mjs';
 import { alternateStarts, bareSide } from './startup.mjs';
-import {
-  ALERT_UID,
-  ANNOTATION_BASE,
-  ANNOTATION_STEP_MS,
-  BENCH_TOKEN,
-  FIRST_GRID_ID,
-  HOUR_LOAD,
-  LARGE_SEED,
-  filteredQuery,
-  writeSeed,
-} from './seeds.mjs';
+import { LARGE_SEED, writeSeed } from './seeds.mjs';
+import { CASES, NO_LIMIT } from './cases.mjs';
+import { hooksBench } from './hooks.mjs';
 import { helpIfAsked } from './help.mjs';
 
 helpIfAsked(import.meta.url);
@@ -64,108 +56,26 @@ const RESETS = Math.round(num('BENCH_RESETS', 100));
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((s) => s.trim())) : undefined;
 const SANDBOX_OPS = Math.round(num('BENCH_SANDBOX_OPS', 500));
 const SANDBOX_ROUNDS = Math.max(1, Math.round(num('BENCH_SANDBOX_ROUNDS', 5)));
-const ALL_PARTS = ['startup', 'throughput', 'reset', 'stall', 'image', 'sandboxes', 'events'];
+const ALL_PARTS = ['startup', 'throughput', 'hooks', 'reset', 'stall', 'image', 'sandboxes', 'events'];
 const PARTS = new Set(process.env.BENCH_PARTS ? process.env.BENCH_PARTS.split(',').map((s) => s.trim()) : ALL_PARTS);
 for (const part of PARTS) {
   if (!ALL_PARTS.includes(part)) throw new Error(`BENCH_PARTS: unknown part '${part}' (known: ${ALL_PARTS.join(', ')})`);
 }
 
 const LARGE = LARGE_SEED;
-const CLOUD = '/concerto/services/rest/CloudService/v1';
-const ANNOTATIONS = '/concerto/mpulse/api/annotations/v1';
-const AUTH = { 'x-auth-token': BENCH_TOKEN };
-const NO_LIMIT = String(1_000_000_000);
-
-const query = filteredQuery({ domains: LARGE.domains });
-/** Every benchmark POST starts after the last seeded annotation, as a client annotating "now" would. */
-const postedStart = ANNOTATION_BASE + (LARGE.annotations + 1000) * ANNOTATION_STEP_MS;
-
-/**
- * The throughput cases. `check` proves the emulator answers what the case claims to measure
- * (a CHECKED grid, 1,000 servers, ~100 annotations) before anything is timed.
- */
-const CASES = [
-  {
-    id: 'grid-read',
-    title: 'GET a grid (CHECKED)',
-    path: `${CLOUD}/grid/${FIRST_GRID_ID}`,
-    headers: AUTH,
-    check: (body) => body.state === 'CHECKED' || `grid is ${body.state}, not CHECKED`,
-    target: { kind: 'cpu', min: 0.85, text: '>= 0.85x baseline req per CPU-s' },
-  },
-  {
-    id: 'result-clip-element',
-    title: 'GET clip-element of a result playing for 1 h with 10,000 VUs',
-    path: '/concerto/services/rest/Results/v1/4001/clip-element?elementType=message',
-    headers: AUTH,
-    // Play the composition, then move the emulated clock an hour on: the read folds 60
-    // minutes once, then each read adds the minute being played.
-    prepare: async (port) => {
-      const played = await request(port, {
-        method: 'POST',
-        path: '/concerto/services/rest/composition/instances/v1?command=play',
-        headers: AUTH,
-        body: JSON.stringify({ compositionName: HOUR_LOAD }),
-      });
-      if (played.status !== 200) throw new Error(`result-clip-element: play answered ${played.status}: ${played.text.slice(0, 300)}`);
-      await request(port, { method: 'POST', path: '/_emulator/clock/advance', body: JSON.stringify({ ms: 3_630_000 }) });
-    },
-    check: (body) => body.elementTypes?.[0]?.metrics?.count > 1_000_000 || `only ${body.elementTypes?.[0]?.metrics?.count} messages`,
-    // The goal: a read of a playing result costs no more server CPU than a grid read.
-    target: { kind: 'cpuOf', of: 'grid-read', text: '<= CPU a request of GET a grid' },
-  },
-  {
-    id: 'cloudserver-list',
-    title: 'GET cloud-server list (1,000)',
-    path: `${CLOUD}/cloudserver/`,
-    headers: AUTH,
-    check: (body) => body.length === LARGE.grids || `list has ${body.length} servers, not ${LARGE.grids}`,
-    target: { kind: 'ratio', min: 0.7, text: '>= 70% of baseline req/s' },
-  },
-  {
-    id: 'annotation-list',
-    title: `GET annotations, date range + domain (${query.expected} of ${LARGE.annotations.toLocaleString('en-US')})`,
-    path: `${ANNOTATIONS}${query.path}`,
-    headers: AUTH,
-    check: (body) => body.length === query.expected || `filter returned ${body.length}, not ${query.expected}`,
-    target: { kind: 'p99', max: 10, text: 'p99 < 10 ms' },
-  },
-  {
-    id: 'annotation-create',
-    title: 'POST an annotation',
-    method: 'POST',
-    path: ANNOTATIONS,
-    headers: AUTH,
-    body: JSON.stringify({ title: 'Deploy', text: 'Release rolled out - ref OPS-1', start: postedStart, domainIds: [9001] }),
-    check: (body) => Number.isInteger(body.id) || 'no id in the answer',
-    target: { kind: 'cpu', min: 0.7, text: '>= 70% of baseline req per CPU-s' },
-  },
-  {
-    id: 'alert-fire',
-    title: 'POST alert fire (rate limit raised)',
-    method: 'POST',
-    path: `/concerto/mpulse/api/alerts/${ALERT_UID}/fire`,
-    body: JSON.stringify({ message: 'Checkout error rate above 5%', subject: 'Checkout alert' }),
-    status: 204,
-    target: { kind: 'cpu', min: 0.7, text: '>= 70% of baseline req per CPU-s' },
-  },
-  {
-    id: 'query-summary-30d',
-    title: 'GET Query API summary, Last30Days (generated per minute)',
-    path: '/concerto/mpulse/api/v2/BENCH-APP-0/summary?format=json&date-comparator=Last30Days',
-    headers: AUTH,
-    check: (body) => Number(body.n) > 0 || `summary has n ${body.n}`,
-    target: { kind: 'p99', max: 20, text: 'p99 < 20 ms' },
-  },
-].filter((c) => !ONLY || ONLY.has(c.id));
+const ONLY_CASES = CASES.filter((c) => !ONLY || ONLY.has(c.id));
+for (const id of ONLY ?? []) {
+  if (!CASES.some((c) => c.id === id)) throw new Error(`BENCH_ONLY: unknown case '${id}' (known: ${CASES.map((c) => c.id).join(', ')})`);
+}
 
 function log(message) {
   process.stderr.write(`${message}\n`);
 }
 
-async function measureCase(server, spec, work) {
-  const status = spec.status ?? 200;
-  await spec.prepare?.(server.port);
+async function measureCase(server, caseSpec, work) {
+  const status = caseSpec.status ?? 200;
+  const path = (await caseSpec.prepare?.(server.port)) ?? caseSpec.path;
+  const spec = { ...caseSpec, path };
   const probe = await request(server.port, { method: spec.method ?? 'GET', path: spec.path, headers: spec.headers ?? {}, body: spec.body });
   if (probe.status !== status) throw new Error(`${spec.id}: the emulator answered ${probe.status}, expected ${status}: ${probe.text.slice(0, 300)}`);
   if (spec.check) {
@@ -213,7 +123,7 @@ function verdictOf(result) {
   const { target } = result.spec;
   if (!target) return { text: '-', met: '-' };
   const checks = {
-    cpuOf: () => measured.has(target.of) && result.emulator.cpuUs <= measured.get(target.of).emulator.cpuUs,
+    cpuOf: () => measured.has(target.of) && result.emulator.cpuUs <= (target.max ?? 1) * measured.get(target.of).emulator.cpuUs,
     ratio: () => result.ratio.rps >= target.min,
     cpu: () => result.ratio.cpu >= target.min,
     p99: () => result.emulator.p99 < target.max,
@@ -248,7 +158,7 @@ async function main() {
   try {
     const largeDir = join(work, 'large-seed');
     const serverEnv = { FIXTURES_DIR: largeDir, RATE_LIMIT_MAX: NO_LIMIT };
-    if (PARTS.has('startup') || PARTS.has('throughput') || PARTS.has('reset')) {
+    if (PARTS.has('startup') || PARTS.has('throughput') || PARTS.has('hooks') || PARTS.has('reset')) {
       const t = performance.now();
       writeSeed(largeDir, LARGE);
       log(`large seed written (${LARGE.annotations} annotations, ${LARGE.grids} grids) in ${Math.round(performance.now() - t)} ms`);
@@ -298,7 +208,7 @@ async function main() {
     if (PARTS.has('throughput')) {
       const server = await startProcess({ env: serverEnv });
       try {
-        for (const spec of CASES) {
+        for (const spec of ONLY_CASES) {
           log(`case ${spec.id} ...`);
           const result = await measureCase(server, spec, work);
           log(`  emulator ${fmt.int(result.emulator.rps)} req/s, baseline ${fmt.int(result.baseline.rps)} req/s; per CPU-s ${fmt.pct(result.ratio.cpu)}`);
@@ -318,8 +228,8 @@ async function main() {
             const other = measured.get(result.spec.target.of);
             goalRows.push([
               `${result.spec.title}: server CPU a request, against GET a grid`,
-              fmt.us(result.emulator.cpuUs),
-              `${other ? fmt.us(other.emulator.cpuUs) : '(not measured)'} for a grid read; ${fmt.pct(result.ratio.cpu)} of a bare Fastify's req per CPU-s on the same ${fmt.int(result.bytes)}-byte body`,
+              other ? fmt.x(result.emulator.cpuUs / other.emulator.cpuUs) : 'n/a',
+              `${fmt.us(result.emulator.cpuUs)} against ${other ? fmt.us(other.emulator.cpuUs) : '(not measured)'} for a grid read; ${fmt.pct(result.ratio.cpu)} of a bare Fastify's req per CPU-s on the same ${fmt.int(result.bytes)}-byte body`,
               result.spec.target.text,
               v.met,
             ]);
@@ -329,6 +239,11 @@ async function main() {
         await server.stop();
       }
     }
+
+    // --- The hooks every request passes, used and unused ------------------------------------
+    const hookRows = PARTS.has('hooks')
+      ? (log('hooks, used and unused ...'), await hooksBench({ env: serverEnv, work, duration: DURATION, rounds: ROUNDS, warmup: WARMUP, connections: CONNECTIONS, log }))
+      : [];
 
     // --- Reset on the large seed -----------------------------------------------------------
     if (PARTS.has('reset')) {
@@ -412,6 +327,14 @@ async function main() {
         ),
       );
     }
+    if (hookRows.length > 0) {
+      tables.push(
+        markdownTable(
+          ['hook', 'case', 'used against unused', 'CPU/req unused', 'CPU/req used', 'cost when used'],
+          hookRows.map((r) => [r.hook, r.spec.title, r.what, fmt.us(r.cpu[0]), fmt.us(r.cpu[1]), `${r.cost >= 0 ? '+' : ''}${Math.round(r.cost * 100)}%`]),
+        ),
+      );
+    }
     if (otherRows.length > 0) tables.push(markdownTable(['measure', 'value', 'detail', 'target', 'met'], otherRows));
     if (sandboxRows.length > 0) tables.push(markdownTable(['sandboxes (demo seed)', 'value', 'detail', 'target', 'met'], sandboxRows));
     const header = [
@@ -419,7 +342,10 @@ async function main() {
       ...(PARTS.has('throughput')
         ? [`Load: autocannon, ${CONNECTIONS} connections, ${DURATION} s measured per side and case in ${ROUNDS} alternating rounds after ${WARMUP} s of warm-up; server and load generator share the machine.`]
         : []),
-      ...(PARTS.has('throughput') || PARTS.has('startup') || PARTS.has('reset')
+      ...(PARTS.has('hooks')
+        ? [`Hooks: each row two variants of one case on the large seed, ${DURATION} s per variant in ${ROUNDS} alternating rounds after ${WARMUP} s of warm-up; cost: the median over the rounds of the used variant's server CPU a request over the unused one's, minus 1.`]
+        : []),
+      ...(PARTS.has('throughput') || PARTS.has('startup') || PARTS.has('hooks') || PARTS.has('reset')
         ? [`Large seed: ${LARGE.annotations.toLocaleString('en-US')} annotations over ${LARGE.domains} domains, ${LARGE.grids.toLocaleString('en-US')} grids started on load (1,000 cloud servers).`]
         : []),
       ...(PARTS.has('sandboxes')

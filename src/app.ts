@@ -20,7 +20,8 @@ import { installPersistence } from './control/persistence.js';
 import { installCors } from './http/cors.js';
 import { connectionLimits } from './http/connection-limits.js';
 import { installOpenApi } from './http/openapi.js';
-import { OneLinePerRequest, installRequestId } from './http/request-log.js';
+import { OneLinePerRequest, echoRequestId } from './http/request-log.js';
+import { installPipeline } from './http/pipeline.js';
 import { UI_PREFIX, uiRoutes } from './ui/plugin.js';
 import { rewriteSandboxUrl } from './http/paths.js';
 import { homeRoutes } from './ui/home.js';
@@ -127,18 +128,25 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, 404, `no resource at ${request.method} ${request.url.split('?')[0]}`),
   );
-  installRequestId(app);
-  // CORS before the guard (a preflight has no token); OpenAPI before the routes it lists.
-  const installPreflights = installCors(app, { origins: config.corsOrigins, allowHeaders: config.corsAllowHeaders, credentials: config.corsCredentials });
+  // Every request passes one onRequest hook (http/pipeline.ts), whose steps run in this order:
+  // the request id and CORS headers on every answer; the area and then the world of the
+  // request (the default one or a sandbox's), which everything after reads; preflights,
+  // answered once their world is known (so they are journaled) and before any credential check
+  // (a preflight has no token); the control API's admin token and the faults (a fault strikes
+  // before the token check); the token guard.
+  const cors = installCors(app, { origins: config.corsOrigins, allowHeaders: config.corsAllowHeaders, credentials: config.corsCredentials });
+  const setArea = installAreas(app, AREAS);
+  const arrive = installWorlds(app, world, sandboxes);
+  const control = installControlHooks(app);
+  const guard = installAuthGuard(app, { auth: (r) => r.world.stores.repository.auth, alertsRequireToken: config.alertsRequireToken });
+  installPipeline(app, {
+    mark: [echoRequestId, cors.mark, setArea],
+    before: [arrive, cors.preflights],
+    wait: control,
+    after: [guard],
+  });
+  // OpenAPI before the routes it lists.
   await installOpenApi(app, config, { tags: INTERFACES.map((i) => i.tag), areas: AREAS });
-  // Then the world of the request (the default one or a sandbox's), which everything after reads.
-  installAreas(app, AREAS);
-  installWorlds(app, world, sandboxes);
-  // Preflights are answered once their world is known (so they are journaled), before any credential check.
-  installPreflights();
-  // Faults and the journal see every request; a fault strikes before the token check.
-  installControlHooks(app);
-  installAuthGuard(app, { auth: (r) => r.world.stores.repository.auth, alertsRequireToken: config.alertsRequireToken });
   await installPersistence(app, {
     opened,
     main: world,

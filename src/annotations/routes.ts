@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.js';
 import { ApiError, ErrorBodySchema, badRequest, installErrorHandling, unauthorized } from '../http/errors.js';
+import { viewSerializer } from '../http/view-serializer.js';
 import { noContent, parseId, type StoreOf } from '../http/routing.js';
 import { registerRateLimit } from '../http/rate-limit.js';
 import type { AnnotationStore } from './store.js';
@@ -178,6 +179,7 @@ export const annotationRoutes: FastifyPluginAsyncTypebox<AnnotationOptions> = as
         querystring: AnnotationListQuerySchema,
         response: { 200: wrapped ? AnnotationListWrappedSchema : AnnotationListSchema, ...errors(400, 401, 429) },
       },
+      serializerCompiler: viewSerializer,
     },
     async (request) => {
       const annotations = store(request).list(filterOf(request.query));
@@ -195,6 +197,7 @@ export const annotationRoutes: FastifyPluginAsyncTypebox<AnnotationOptions> = as
         params: AnnotationParamsSchema,
         response: { 200: AnnotationSchema, ...errors(400, 401, 404, 429) },
       },
+      serializerCompiler: viewSerializer,
     },
     async (request) => store(request).get(parseId(request.params.id, 'annotation')),
   );

@@ -20,6 +20,7 @@ import {
   InstanceListSchema,
   InstanceParamsSchema,
   InstanceSchema,
+  type Instance,
   ResultIdParamsSchema,
   ResultListQuerySchema,
   ResultListSchema,
@@ -91,7 +92,12 @@ export const compositionRoutes: FastifyPluginAsyncTypebox<CompositionRouteOption
     {
       schema: { tags, summary: 'Get a composition', params: InstanceParamsSchema, response: { 200: InstanceSchema, ...errors(401, 404) } },
     },
-    async (request) => ({ ...store(request).get(request.params.instanceID), url: urlOf(request, request.params.instanceID) }),
+    async (request) => {
+      // The view is this request's own object: the url is added to it rather than copied with a spread.
+      const instance = store(request).get(request.params.instanceID) as Instance;
+      instance.url = urlOf(request, request.params.instanceID);
+      return instance;
+    },
   );
 
   /** PUT /<instanceID>?command=...: play, stop, abort, pause, resume or unload; takes effect over emulated time. */

@@ -446,15 +446,18 @@ export class CompositionStore {
     const played = playedMs(rec.steps, now);
     const start = rec.steps.find((s) => s.state === 'Starting');
     const result = rec.resultId !== undefined ? this.results.get(rec.resultId) : undefined;
+    // One literal, no spreads (every view shares one shape): an optional field absent is
+    // undefined, which the serializers leave out as they leave out a missing key.
     return {
       instanceID: rec.instanceID,
       compositionName: nameOf(comp.path),
       partiallyLoaded: false,
       path: folderOf(comp.path),
-      ...(result ? { resultName: result.name, resultid: result.id } : {}),
+      resultName: result?.name,
+      resultid: result?.id,
       maestroCount: rec.serverIds.length,
       alphaServerId: rec.serverIds[0],
-      ...(start && start.at <= now ? { startTime: iso(start.at) } : {}),
+      startTime: start && start.at <= now ? iso(start.at) : undefined,
       state,
       status: this.statusText(rec, comp, state, played, now),
       totalTime: played,

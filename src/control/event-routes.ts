@@ -109,7 +109,10 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
         get writableLength() {
           return raw.writableLength;
         },
-        end: () => raw.end(() => raw.socket?.destroy()),
+        end: () => {
+          raw.once('finish', () => raw.socket?.destroy());
+          raw.end();
+        },
         destroy: () => raw.destroy(),
         cork: () => raw.cork(),
         uncork: () => raw.uncork(),

@@ -15,6 +15,7 @@ import { errorBody, sendError } from '../http/errors.js';
 import { PATHS, sandboxOf, type Area } from '../http/paths.js';
 import { keepJournalText } from '../http/bodies.js';
 import { noteChange } from './event-changes.js';
+import type { Continue, RequestStep, WaitingStep } from '../http/pipeline.js';
 
 export const CONTROL_PREFIX = PATHS.control;
 
@@ -39,10 +40,10 @@ function sameSecret(given: string, expected: string): boolean {
  * root instance before any route plugin: the admin-token check of /_emulator, fault
  * injection and the request journal. Call it before the X-Auth-Token guard, so that a fault
  * hits a request the way a failing network or proxy would: before the service checks it.
- * Callback hooks, not async ones: they run on every request and wait only for a fault's
- * latency.
+ * The admin-token check and the faults are a step of the request pipeline (http/pipeline.ts),
+ * returned for the caller to run; it waits only for a fault's latency.
  */
-export function installControlHooks(app: FastifyInstance): void {
+export function installControlHooks(app: FastifyInstance): WaitingStep {
   app.decorateRequest('arrivedAt', 0);
   app.decorateRequest('startedAt', 0);
   app.decorateRequest('faultRuleIds', null);
@@ -55,7 +56,7 @@ export function installControlHooks(app: FastifyInstance): void {
     parseJson(request, body as string, done);
   });
 
-  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+  const control: WaitingStep = (request, reply, done, next) => {
     const emulator = request.world;
     if (refuseUndecodable(request, reply)) return;
     const area = requestArea(request) as Area;
@@ -63,18 +64,18 @@ export function installControlHooks(app: FastifyInstance): void {
       // The emulator's own paths: the admin token first, then only rules of scope `all`.
       if (area.access === 'admin' && refuseWithoutAdminToken(request, reply, emulator)) return;
       const target = request.routeOptions.config.faultExempt === true ? 'exempt' : 'own';
-      if (!emulator.faults.mayStrike(target)) return done();
-      injectFaults(request, reply, emulator, target, done);
+      injectFaults(request, reply, emulator, target, done, next);
       return;
     }
     // The dashboard's own reads of the interfaces are judged as the emulator's own paths:
     // only a rule of scope `all` reaches them.
-    injectFaults(request, reply, emulator, fromDashboard(request.headers) ? 'own' : 'app', done);
-  });
+    injectFaults(request, reply, emulator, fromDashboard(request.headers) ? 'own' : 'app', done, next);
+  };
 
   // The journal records an answer when it is sent, not when the socket has taken it all (an
   // onResponse hook): any onResponse hook makes Fastify follow every response's finish and
-  // error events, which cost a request more than everything else these hooks do.
+  // error events, which cost a request more than everything else these hooks do. It is
+  // there without a journal too (JOURNAL_SIZE=0): a stream opened later hears of changes.
   app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: HookHandlerDoneFunction) => {
     const emulator = request.world;
     // A request that may have changed a world someone listens to: its event stream hears of it.
@@ -94,6 +95,7 @@ export function installControlHooks(app: FastifyInstance): void {
     const sent = reply.raw.headersSent ? reply.getHeader('content-length') : undefined;
     emulator.journal.setResponseSize(slot, typeof sent === 'string' ? Number(sent) : Buffer.byteLength(payload));
   });
+  return control;
 }
 
 /**
@@ -159,21 +161,29 @@ function refuseWithoutAdminToken(request: FastifyRequest, reply: FastifyReply, e
   return true;
 }
 
-/** Calls `done` when the request may go on (after any latency), or answers it instead. */
-function injectFaults(request: FastifyRequest, reply: FastifyReply, emulator: World, target: FaultTarget, done: HookHandlerDoneFunction): void {
+/** Calls `next` when the request may go on (after any latency), or answers it instead. */
+function injectFaults(request: FastifyRequest, reply: FastifyReply, emulator: World, target: FaultTarget, done: HookHandlerDoneFunction, next: Continue): void {
   // Without rules (the usual case) there is nothing to judge, and no facts to gather.
-  if (!emulator.faults.mayStrike(target)) return done();
+  if (!emulator.faults.mayStrike(target)) return next(request, reply, done);
   // The path as sent, cut where the router cuts it: before the query or a fragment.
   const end = request.url.search(/[?#]/);
   const verdict = emulator.faults.judge({ method: request.method, path: end < 0 ? request.url : request.url.slice(0, end), headers: request.headers, target });
-  if (verdict.ruleIds.length === 0) return done();
+  if (verdict.ruleIds.length === 0) return next(request, reply, done);
   request.faultRuleIds = verdict.ruleIds;
-  if (verdict.latencyMs > 0) setTimeout(() => answerFault(request, reply, emulator, verdict.answer, done), verdict.latencyMs);
-  else answerFault(request, reply, emulator, verdict.answer, done);
+  if (verdict.latencyMs > 0) {
+    // Later, outside the hook runner: what the steps after this one throw goes to `done`.
+    setTimeout(() => {
+      try {
+        answerFault(request, reply, emulator, verdict.answer, done, next);
+      } catch (err) {
+        done(err as Error);
+      }
+    }, verdict.latencyMs);
+  } else answerFault(request, reply, emulator, verdict.answer, done, next);
 }
 
-function answerFault(request: FastifyRequest, reply: FastifyReply, emulator: World, answer: FaultVerdict['answer'], done: HookHandlerDoneFunction): void {
-  if (!answer) return done();
+function answerFault(request: FastifyRequest, reply: FastifyReply, emulator: World, answer: FaultVerdict['answer'], done: HookHandlerDoneFunction, next: Continue): void {
+  if (!answer) return next(request, reply, done);
   if ('drop' in answer.action) {
     // A hijacked request never reaches onResponse, so it is journaled here.
     if (emulator.journal.size > 0) record(emulator, request, 0, 0);
@@ -225,17 +235,22 @@ function sendPlainError(reply: FastifyReply, err: DomainError): void {
  * create one at all. A sandbox is marked used in preHandler too: a refused request does not
  * keep one alive.
  */
-/** Sets the world that serves the request and when it arrived (for the journal). */
-function arrived(request: FastifyRequest, reply: FastifyReply, world: World, done: HookHandlerDoneFunction): void {
+/** Sets the world that serves the request and when it arrived (for the journal); true: the request goes on. */
+function arrived(request: FastifyRequest, reply: FastifyReply, world: World): true {
   request.world = world;
-  request.arrivedAt = world.clock.now();
+  const now = world.clock.now();
+  request.arrivedAt = now;
   request.startedAt = stopwatch();
   // The emulated time of every answer, so that a page can say "5 minutes ago" in the emulator's time.
-  reply.header('x-emulator-now', String(request.arrivedAt));
-  done();
+  reply.header('x-emulator-now', `${now}`);
+  return true;
 }
 
-export function installWorlds(app: FastifyInstance, main: World, sandboxes: Sandboxes): void {
+/**
+ * Returns the step of the request pipeline (http/pipeline.ts) that sets the request's world,
+ * and installs the preHandler hook that registers or marks a sandbox.
+ */
+export function installWorlds(app: FastifyInstance, main: World, sandboxes: Sandboxes): RequestStep {
   app.decorateRequest('world', null as unknown as World);
   // The name lives on the raw request (http/paths.ts rewriteSandboxUrl); this reads it there.
   app.decorateRequest('sandbox', {
@@ -244,29 +259,29 @@ export function installWorlds(app: FastifyInstance, main: World, sandboxes: Sand
     },
   });
   const { adminToken, alertsRequireToken } = main.config;
-  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+  const arrive = (request: FastifyRequest, reply: FastifyReply): boolean => {
     const name = request.sandbox;
-    if (name === null) return arrived(request, reply, main, done);
+    if (name === null) return arrived(request, reply, main);
     try {
       const found = sandboxes.find(name);
       // Every world of the app is forked from `main`, so it serves the listed interfaces.
-      if (found) return arrived(request, reply, found as World, done);
+      if (found) return arrived(request, reply, found as World);
       // A preflight carries no credentials and makes nothing: to a sandbox not made yet it is
-      // answered (by answerPreflights) with no world, and so not journaled.
-      if (request.method === 'OPTIONS') return done();
+      // answered (by the CORS preflight step) with no world, and so not journaled.
+      if (request.method === 'OPTIONS') return true;
       Sandboxes.check(name, sandboxes.mode);
-      if (refuseUndecodable(request, reply)) return;
+      if (refuseUndecodable(request, reply)) return false;
       const { access } = requestArea(request) as Area;
       const admin = adminToken === undefined || adminTokenProblem(request, adminToken) === undefined;
       if (access === 'admin' && !admin) {
         refuseWithoutAdminToken(request, reply, main);
-        return;
+        return false;
       }
       if (access === 'token' || (access === 'alert' && alertsRequireToken)) {
         const header = request.headers['x-auth-token'];
         if (typeof header !== 'string' || !sandboxes.seedHasToken(header)) {
           sendError(reply, 401, header === undefined ? 'the X-Auth-Token header is missing' : 'the security token is invalid or expired');
-          return;
+          return false;
         }
       } else if (!admin) {
         // ADMIN_TOKEN is set and the request needs no credential: it may not make a sandbox.
@@ -277,16 +292,18 @@ export function installWorlds(app: FastifyInstance, main: World, sandboxes: Sand
         );
       }
       (request as { [PENDING]?: string })[PENDING] = name;
-      return arrived(request, reply, sandboxes.provisional(name) as World, done);
+      return arrived(request, reply, sandboxes.provisional(name) as World);
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
       sendPlainError(reply, err);
+      return false;
     }
-  });
+  };
 
   // Every check of the request has passed (credentials, faults, body, schema): only now is a
-  // provisional world registered, and an existing one marked used.
-  app.addHook('preHandler', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+  // provisional world registered, and an existing one marked used. With sandboxes off no
+  // request names one, and no route pays for the hook.
+  if (sandboxes.mode !== 'off') app.addHook('preHandler', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const name = request.sandbox;
     if (name === null) return done();
     const pending = (request as { [PENDING]?: string })[PENDING];
@@ -312,4 +329,5 @@ export function installWorlds(app: FastifyInstance, main: World, sandboxes: Sand
     }
     done();
   });
+  return arrive;
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import './fastify.js';
 import { sendError } from './errors.js';
 import { ELSEWHERE, type Area, type AreaTable } from './paths.js';
@@ -46,9 +46,9 @@ export function canonicalPath(url: string): string | undefined {
  * route whose rule applies. Only a request no route matched is judged by its canonical path,
  * and it reaches no handler either way; one whose path cannot be decoded has none (and is
  * refused with 400 by refuseUndecodable).
- * A callback hook, not an async one: it never waits, and it runs on every request.
+ * Returns the step of the request pipeline (http/pipeline.ts) that sets it; it never answers.
  */
-export function installAreas(app: FastifyInstance, table: AreaTable): void {
+export function installAreas(app: FastifyInstance, table: AreaTable): (request: FastifyRequest) => void {
   app.decorateRequest('area', null);
   // Fail closed: a route outside every declared area would be open to anyone, so it is a
   // mistake caught when the route is added, not a hole found later.
@@ -57,7 +57,7 @@ export function installAreas(app: FastifyInstance, table: AreaTable): void {
   });
   /** Areas of the route patterns seen so far: one entry per route, never one per request. */
   const routeAreas = new Map<string, Area>();
-  app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
+  return (request: FastifyRequest): void => {
     // The catch-all OPTIONS route answers preflights for every path: they are judged, like an
     // unmatched request, by the path they are for (so the journal leaves the control API's alone).
     const pattern = request.is404 || request.routeOptions.url === '*' ? undefined : request.routeOptions.url;
@@ -69,8 +69,7 @@ export function installAreas(app: FastifyInstance, table: AreaTable): void {
       const path = canonicalPath(request.url);
       request.area = path === undefined ? null : table.ofUnmatched(path);
     }
-    done();
-  });
+  };
 }
 
 /** Who may call this request (see installAreas); undefined when its path cannot be decoded. */

@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { RequestMark, RequestStep } from './pipeline.js';
 
 /** Headers a browser script may read on a cross-origin response. */
 export const EXPOSED_HEADERS = [
@@ -65,10 +66,10 @@ export interface CorsSettings {
 }
 
 /**
- * Installs the hook that marks answers, and returns the one that answers preflights, for the
- * caller to install once each request's world is known.
+ * Returns the step of the request pipeline (http/pipeline.ts) that marks answers, and the one
+ * that answers preflights, for the caller to run once each request's world is known.
  */
-export function installCors(app: FastifyInstance, settings: CorsSettings): () => void {
+export function installCors(app: FastifyInstance, settings: CorsSettings): { mark: RequestMark; preflights: RequestStep } {
   const origins = parseOrigins(settings.origins);
   const allowed = origins === '*' ? undefined : new Set(origins);
   // loadConfig refuses credentials with '*'; a list is needed to answer them.
@@ -84,22 +85,21 @@ export function installCors(app: FastifyInstance, settings: CorsSettings): () =>
     'access-control-max-age': String(PREFLIGHT_MAX_AGE),
   };
 
-  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    const origin = request.headers.origin;
+  const mark = (request: FastifyRequest, reply: FastifyReply): void => {
     if (allowed) reply.header('vary', 'Origin');
+    const origin = request.headers.origin;
     if (origin !== undefined && (!allowed || allowed.has(origin))) {
       reply.header('access-control-allow-origin', allowed ? origin : '*');
       reply.header('access-control-expose-headers', exposed);
       if (credentials) reply.header('access-control-allow-credentials', 'true');
     }
-    done();
-  });
+  };
 
   // A preflight is answered once its world is known (so the journal records it), and before
   // any credential check: a browser's preflight carries none. Whatever the path: a bare
   // OPTIONS (no Origin) is not a browser's preflight, but a 204 beats a 404 or 405 for it.
-  const answerPreflights = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    if (request.method !== 'OPTIONS') return done();
+  const preflights = (request: FastifyRequest, reply: FastifyReply): boolean => {
+    if (request.method !== 'OPTIONS') return true;
     const asked = fixedHeaders === undefined ? requestedHeaders(request.headers['access-control-request-headers'] as string | undefined) : undefined;
     if (fixedHeaders === undefined) reply.header('vary', allowed ? 'Origin, Access-Control-Request-Headers' : 'Access-Control-Request-Headers');
     reply
@@ -108,11 +108,12 @@ export function installCors(app: FastifyInstance, settings: CorsSettings): () =>
       .header('access-control-allow-headers', fixedHeaders ?? asked ?? ALLOWED_HEADERS.join(', '))
       .header('content-length', '0')
       .send();
+    return false;
   };
 
   // Lets the router accept OPTIONS on every path; the preflight hook has answered it already.
   app.options('*', { schema: { hide: true } as object }, (_request, reply) => {
     reply.code(204).send();
   });
-  return () => app.addHook('onRequest', answerPreflights);
+  return { mark, preflights };
 }

@@ -1,4 +1,4 @@
-import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import './fastify.js';
 
 /**
@@ -27,11 +27,7 @@ export class OneLinePerRequest extends LogController {
   override routeNotFound(): void {}
 }
 
-/** Echoes the request id (the caller's X-Request-Id, or Fastify's) so a caller can find its log line. */
-export function installRequestId(app: FastifyInstance): void {
-  // A callback hook: it runs on every request, and an async one costs a promise each time.
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id);
-    done();
-  });
+/** Echoes the request id (the caller's X-Request-Id, or Fastify's) so a caller can find its log line. A step of the request pipeline (http/pipeline.ts). */
+export function echoRequestId(request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('x-request-id', request.id);
 }

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ErrorBodySchema, badRequest, installErrorHandling } from '../http/errors.js';
+import { viewSerializer } from '../http/view-serializer.js';
 import { refuseOtherMethods, parseId, type StoreOf } from '../http/routing.js';
 import type { ProvisioningStore } from './store.js';
 import { PATHS } from '../http/paths.js';
@@ -42,16 +43,9 @@ function actionBody(resource: string, actions: readonly string[]) {
 
 const userOf = (request: FastifyRequest) => request.session?.userName ?? 'unknown';
 
-/**
- * The serializer of the hot reads (a grid, the grid and cloud-server lists, a cloud server):
- * their bodies are built by the view functions with exactly the schema's keys, in the order
- * the schema serializer (fast-json-stringify) writes them, so JSON.stringify writes the same
- * bytes (test/provisioning/serialization.test.ts checks it in every lifecycle state). It
- * writes them as one flat string in C++, where fast-json-stringify concatenates every key
- * and value in JavaScript and the socket then flattens the result: about half the time for
- * the list of 1,000 cloud servers. The response schemas still document these routes.
- */
-const viewSerializer = () => JSON.stringify;
+// The hot reads (a grid, the grid and cloud-server lists, a cloud server) are serialised by
+// JSON.stringify (http/view-serializer.ts); test/provisioning/serialization.test.ts checks the
+// bytes in every lifecycle state.
 
 /** The provisioning interface: grids, cloud servers, RSDBs and test environments. */
 export const provisioningRoutes: FastifyPluginAsyncTypebox<{ store: StoreOf<ProvisioningStore> }> = async (app, { store }) => {

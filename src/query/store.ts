@@ -80,17 +80,26 @@ interface IncidentRecord extends Omit<IncidentSeed, 'startAgoMs' | 'endAgoMs'> {
 class BlockCache {
   private readonly blocks = new Map<string, Float64Array>();
   private bytes = 0;
+  /** The key used last: it is the newest already, and a polled query asks for it again and again. */
+  private newest: string | undefined;
   constructor(private readonly maxBytes: number) {}
   get(key: string): Float64Array | undefined {
     const block = this.blocks.get(key);
-    if (block) {
+    if (block && key !== this.newest) {
       this.blocks.delete(key);
       this.blocks.set(key, block);
+      this.newest = key;
     }
     return block;
   }
   set(key: string, block: Float64Array): void {
+    const had = this.blocks.get(key);
+    if (had) {
+      this.blocks.delete(key);
+      this.bytes -= had.byteLength + key.length * 2 + 64;
+    }
     this.blocks.set(key, block);
+    this.newest = key;
     this.bytes += block.byteLength + key.length * 2 + 64;
     while (this.bytes > this.maxBytes) {
       const [oldKey, old] = this.blocks.entries().next().value as [string, Float64Array];
@@ -101,6 +110,7 @@ class BlockCache {
   clear(): void {
     this.blocks.clear();
     this.bytes = 0;
+    this.newest = undefined;
   }
 }
 
@@ -232,6 +242,14 @@ export class QueryStore {
     const out = new Float64Array(size);
     if (selection.empty) return out;
     const key = `${model.domainId}|${timer.id}|${selectionKey(selection)}|${by ?? ''}|`;
+    // The counts of a range already answered: its minutes are complete, so they stay what they
+    // were until incidents change (which clears the cache). A client polling one query (a
+    // dashboard) gets it from here until the next minute completes, instead of working out the
+    // partial hours at both ends of the range again each time (a 30-day summary: up to 118
+    // minutes, about 100 µs a request). Kept in the same bounded cache as the blocks.
+    const rangeKey = `${key}r${fromMin}-${toMin}`;
+    const answered = this.cache.get(rangeKey);
+    if (answered) return answered;
     const add = (block: Float64Array) => {
       for (let k = 0; k < size; k++) out[k] += block[k];
     };
@@ -269,6 +287,7 @@ export class QueryStore {
         m++;
       }
     }
+    keep(rangeKey, out);
     return out;
   }
 

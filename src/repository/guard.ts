@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { RequestStep } from '../http/pipeline.js';
 import type { StoreOf } from '../http/routing.js';
 import type { AuthStore } from './store.js';
 import { sendError } from '../http/errors.js';
@@ -7,9 +8,8 @@ import { refuseUndecodable, requestArea } from '../http/areas.js';
 import { sessionOf } from './guard-credentials.js';
 
 /**
- * One hook at the root checks X-Auth-Token for every protected route, so an unknown path
+ * One step of the root's request pipeline checks X-Auth-Token for every protected route, so an unknown path
  * under a protected prefix answers 401 to a caller without a token, not 404.
- * A callback hook, not an async one: it never waits, and it runs on every request.
  */
 export interface GuardOptions {
   /** The users and sessions of the request's world. */
@@ -17,19 +17,20 @@ export interface GuardOptions {
   alertsRequireToken: boolean;
 }
 
-export function installAuthGuard(app: FastifyInstance, { auth, alertsRequireToken }: GuardOptions): void {
+/** Returns the guard as a step of the request pipeline (http/pipeline.ts): true when the request goes on. */
+export function installAuthGuard(app: FastifyInstance, { auth, alertsRequireToken }: GuardOptions): RequestStep {
   app.decorateRequest('session', null);
-  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    if (refuseUndecodable(request, reply)) return;
+  return (request: FastifyRequest, reply: FastifyReply): boolean => {
+    if (refuseUndecodable(request, reply)) return false;
     const { access } = requestArea(request) as Area;
     const needsToken = access === 'token' || (access === 'alert' && alertsRequireToken);
-    if (!needsToken) return done();
+    if (!needsToken) return true;
     const found = sessionOf(request, auth(request));
     if (typeof found === 'string') {
       sendError(reply, 401, found);
-      return;
+      return false;
     }
     request.session = found;
-    done();
-  });
+    return true;
+  };
 }

@@ -222,7 +222,9 @@ let bodyRoutes: RouteInfo[];
 
 beforeEach(async () => {
   ({ app } = await makeApp(seed(), { bodyLimitBytes: BODY_LIMIT, rateLimitMax: 1_000_000 }));
-  routes = await documentedRoutes(app);
+  // The event stream answers a stream that does not end, which an injected request would wait
+  // for; its bad input is tested in test/control/events.test.ts.
+  routes = (await documentedRoutes(app)).filter((r) => r.path !== `${CONTROL}/events`);
   bodyRoutes = routes.filter((r) => r.hasBody);
 });
 afterEach(async () => app?.close());

@@ -93,6 +93,36 @@ describe('the Query API store', () => {
     expect(turns).toBeGreaterThanOrEqual(25);
     expect(await storeOf().query('KEY-A', 'page-groups', { 'date-comparator': 'Last30Days' })).toEqual(answer);
   });
+
+  it('answers a range it answered from the cache until the next minute completes, and afresh once an incident changes it', async () => {
+    const clock = new ManualClock(T0 + 30 * 60_000 + 15_000);
+    const store = storeOf({}, clock);
+    const minutes = () => {
+      let n = 0;
+      const real = RumGenerator.prototype.addMinute;
+      RumGenerator.prototype.addMinute = function (this: RumGenerator, ...args: Parameters<typeof real>) {
+        n++;
+        return real.apply(this, args);
+      };
+      return { count: () => n, restore: () => (RumGenerator.prototype.addMinute = real) };
+    };
+    const first = await store.query('KEY-A', 'summary', { 'date-comparator': 'Last30Days' });
+    const counted = minutes();
+    try {
+      expect(await store.query('KEY-A', 'summary', { 'date-comparator': 'Last30Days' })).toEqual(first);
+      // Within the same minute: nothing is worked out again (it was up to 118 minutes a request).
+      expect(counted.count()).toBe(0);
+      clock.advance(60_000);
+      const next = await store.query('KEY-A', 'summary', { 'date-comparator': 'Last30Days' });
+      expect(counted.count()).toBeGreaterThan(0);
+      expect(next).toEqual(await storeOf({}, new ManualClock(clock.now())).query('KEY-A', 'summary', { 'date-comparator': 'Last30Days' }));
+      // An incident over the range changes the numbers: the answer kept for it is not used.
+      store.createIncident({ domainId: 7, start: clock.now() - 3_600_000, end: clock.now(), loadTimeFactor: 5, title: 'slow' });
+      expect((await store.query('KEY-A', 'summary', { 'date-comparator': 'Last30Days' })).median).not.toBe(next.median);
+    } finally {
+      counted.restore();
+    }
+  });
 });
 
 describe('the generator', () => {

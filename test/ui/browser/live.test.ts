@@ -1,12 +1,12 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { makeDemoApp } from '../../helpers/app.js';
 import { HAVE_CHROMIUM, SKIP_REASON, launchBrowser, listen, serveDemo, waitForText, waitUntil, watchPageErrors, type Served } from './harness.js';
 
-// The page follows the world's event stream instead of polling. Until the emulator serves the
-// stream, these tests serve one of their own at /_emulator/events, to the stream's contract:
+// The page follows the world's event stream instead of polling. These tests script the stream
+// (see fakeEventStream), to its contract:
 // `id:`, `event:` and `data:` lines (data: {id, type, at, kind?, resourceId?, state?, view?}),
 // a heartbeat as a comment line, resumption by Last-Event-ID.
 
@@ -24,25 +24,46 @@ interface FakeStream {
   raw(text: string): void;
   /** Ends every open connection, as a restarting server would. */
   drop(): void;
+  /** While set, the stream's path answers 404, as an emulator without the stream would. */
+  missing: boolean;
 }
 
-/** A scripted event stream at /_emulator/events (and under /sandbox/<name>/). */
+/**
+ * A scripted event stream at /_emulator/events (and under /sandbox/<name>/), in front of the
+ * emulator's own: the server's request listeners are replaced by one that answers the stream's
+ * path itself and hands every other request to them, so that a test writes exactly the
+ * frames, line ends and chunks it means to.
+ */
 function fakeEventStream(app: FastifyInstance): FakeStream {
   const open: ServerResponse[] = [];
   const connects: FakeStream['connects'] = [];
   let id = 0;
-  app.get('/_emulator/events', { schema: { hide: true } }, (request, reply) => {
-    connects.push({ ...request.headers, sandbox: request.sandbox ?? undefined });
-    reply.hijack();
-    reply.raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    reply.raw.write(': connected\n\n');
-    open.push(reply.raw);
-    reply.raw.on('close', () => open.splice(open.indexOf(reply.raw), 1));
+  const server = app.server;
+  const handlers = server.listeners('request') as Array<(req: IncomingMessage, res: ServerResponse) => void>;
+  server.removeAllListeners('request');
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const path = (req.url ?? '').split('?')[0];
+    const match = /^(?:\/sandbox\/([^/]+))?\/_emulator\/events$/.exec(path);
+    if (!match || req.method !== 'GET') {
+      for (const handler of handlers) handler.call(server, req, res);
+      return;
+    }
+    if (fake.missing) {
+      res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(JSON.stringify({ statusCode: 404, error: 'Not Found', message: `no resource at GET ${path}` }));
+      return;
+    }
+    connects.push({ ...req.headers, sandbox: match[1] });
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    res.write(': connected\n\n');
+    open.push(res);
+    res.on('close', () => open.splice(open.indexOf(res), 1));
   });
   const write = (text: string) => {
     for (const response of open) response.write(text);
   };
-  return {
+  const fake: FakeStream = {
+    missing: false,
     connects,
     send(type, data = {}) {
       id++;
@@ -55,6 +76,7 @@ function fakeEventStream(app: FastifyInstance): FakeStream {
       for (const response of [...open]) response.end();
     },
   };
+  return fake;
 }
 
 describe.skipIf(!HAVE_CHROMIUM)('the dashboard follows the event stream', () => {
@@ -256,6 +278,8 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard before a start, and for an audien
   });
 
   it('without an event stream on the emulator, reads everything every 5 s and says so', async () => {
+    // From now on, the emulator has no stream: its path answers 404.
+    fakeEventStream(served.app).missing = true;
     await page.goto(served.url);
     await waitUntil('the page knows there is no stream', async () => (await page.locator('#live').getAttribute('data-mode')) === 'fallback');
     expect(await page.locator('#live').getAttribute('title')).toContain('no event stream');
