@@ -177,6 +177,8 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
         world.reseed(seed);
         sandboxStart = undefined;
       },
+      // A broken edit: the default world's stream says so (the problems are in the health check).
+      refused: () => world.events.record({ type: 'seed.refused' }),
       log: app.log,
       pollMs: config.watchPollMs,
     });

@@ -35,6 +35,7 @@ export const EVENT_TYPES = [
   'fault.removed',
   'sandbox.created',
   'sandbox.deleted',
+  'seed.refused',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -58,6 +58,8 @@ export interface SeedWatchOptions<S> {
   inspect: () => Promise<FolderReport<S>>;
   /** Makes a valid folder's state the seed. */
   apply: (state: S) => void;
+  /** Told when a change left the folder with problems (the last good seed is kept). */
+  refused?: () => void;
   log: Log;
   /** Also poll the folder this often (ms); 0: events only. */
   pollMs?: number;
@@ -210,6 +212,7 @@ export class SeedWatch<S> {
         { dir, problems: problems.map((p) => p.text), ...(unlisted ? { unlisted } : {}) },
         'fixtures not reloaded: the folder has problems; the last good seed is kept',
       );
+      this.options.refused?.();
     } catch (err) {
       // Anything else (a bug) must not end the process from a timer: it is logged and shown.
       if (this.closed) return;

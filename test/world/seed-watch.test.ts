@@ -66,16 +66,20 @@ describe('WATCH: live reload of the fixtures', () => {
     expect(userNames(app)).toEqual(['a@example.com', 'b@example.com']);
   });
 
-  it('tells the event stream of the default world that its seed was reloaded', async () => {
+  it('tells the event stream of the default world that its seed was reloaded, or that an edit was refused', async () => {
     dir = await mkdtemp(join(tmpdir(), 'watch-'));
     await writeFile(join(dir, 'users.json'), usersFile('a'));
     app = await watchedApp();
-    const stream = await openSse(`${await listen(app)}/_emulator/events?types=world.reloaded,world.reset`);
+    const stream = await openSse(`${await listen(app)}/_emulator/events?types=world.reloaded,world.reset,seed.refused`);
     try {
       await writeFile(join(dir, 'users.json'), usersFile('a', 'b'));
       const event = await stream.next(2000);
       expect(event.event).toBe('world.reloaded');
       expect(userNames(app)).toContain('b@example.com');
+      // A broken edit is told too; the problems are in the health check.
+      await writeFile(join(dir, 'users.json'), '{"users": [}');
+      expect((await stream.next(2000)).event).toBe('seed.refused');
+      expect((await health(app)).seed.status).toBe('error');
     } finally {
       stream.close();
     }

@@ -9,6 +9,7 @@ import { notifyOnce } from './dom.js';
 import { renderFaults } from './faults.js';
 import { journalQuery, journalVisible, renderJournal } from './journal.js';
 import { polling } from './live.js';
+import { readSeed } from './seed.js';
 import { applyClockEvent, forgetEverything, model, noteNow, onForget } from './model.js';
 import { reloadObjects } from './objects.js';
 import { PATHS } from './paths.js';
@@ -86,6 +87,7 @@ export async function readAll() {
     readCompositions,
     ...(polling() ? [reloadAnnotationsIfJournaled] : []),
     maybeReadSandboxes,
+    readSeed,
     () => followRum(),
   ]);
   renderClock();
@@ -129,6 +131,7 @@ export async function onEvents(events) {
     else if (type.startsWith('object.')) due.add('objects');
     else if (type.startsWith('fault.')) due.add('faults');
     else if (type.startsWith('sandbox.')) sandboxesChanged();
+    else if (type === 'seed.refused') due.add('seed');
   }
   // Drawn at once from the events themselves; the reads below complete the picture.
   if (due.has('lifecycles')) renderResources();
@@ -144,6 +147,7 @@ export async function onEvents(events) {
   });
   if (due.has('alerts')) reads.push(readAlerts);
   if (due.has('faults')) reads.push(readFaults);
+  if (due.has('seed')) reads.push(readSeed);
   if (due.has('compositions') || due.has('clock-moved')) reads.push(readCompositions);
   if (due.has('annotations')) reads.push(reloadAnnotations);
   if (due.has('objects')) reads.push(reloadObjects);
