@@ -163,7 +163,14 @@ export abstract class ResourceStore<R extends { id: number; name: string; starte
    */
   protected startSeeded(records: readonly R[], loadedAt: number, user: (record: R) => string): void {
     for (const record of records) {
-      if (record.startedAgoMs !== undefined && !this.spec.stepsOf(record)) this.launch(record, loadedAt - record.startedAgoMs, user(record));
+      if (record.startedAgoMs === undefined || this.spec.stepsOf(record)) continue;
+      // The seed's own start follows the resource's startOutcome: an outcome chosen for the next
+      // start only (a scenario) is kept for the next start someone makes.
+      const own = record as { nextStartOutcome?: string };
+      const chosen = own.nextStartOutcome;
+      delete own.nextStartOutcome;
+      this.launch(record, loadedAt - record.startedAgoMs, user(record));
+      if (chosen !== undefined) own.nextStartOutcome = chosen;
     }
   }
 }

@@ -273,6 +273,13 @@ describe('the scenarios section of the fixtures', () => {
     expect((await get(`${CLOUD}/environment/301/`)).json().state).toBe('VOLUME_NOT_FORMATTED');
   });
 
+  it('keeps a scenario of a resource the seed starts (startedAgoMs) for the next start someone makes', async () => {
+    const started = { ...seed({ environments: [environment({ startedAgoMs: 3_600_000 })] }), scenarios: [{ kind: 'environment', id: 301, nextStart: { outcome: 'VOLUME_NOT_AVAILABLE' } }] };
+    ({ app, clock } = await makeApp(started as never));
+    expect((await get(`${CLOUD}/environment/301/`)).json().state).toBe('RUNNING');
+    expect(await lifecycle('environment', 301)).toMatchObject({ nextStart: { outcome: 'VOLUME_NOT_AVAILABLE', once: true } });
+  });
+
   it('refuses a scenario for a resource that does not exist, or an outcome its kind does not have', () => {
     const base = seed({ grids: [grid({ servers: [template()] })], rsdbs: [rsdb()], environments: [environment()] });
     const parse = (scenarios: object[]) => () => parseState({ ...emptyState(), ...base, scenarios }, 'body');
