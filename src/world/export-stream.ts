@@ -18,8 +18,6 @@ import type { SectionName } from './state.js';
 export interface StateSnapshot {
   /** The world's clock at the moment it was taken: an export's relative times are relative to it. */
   clock?: ClockAnchor;
-  /** The demo the world's seed describes (its title), so that a saved demo keeps it. */
-  demo?: { title: string; subtitle?: string };
   sections: Record<SectionName, SectionSnapshot>;
   release(): void;
 }
@@ -312,15 +310,11 @@ export async function* exportText(
       }
       yield ']';
     }
-    // The demo and the clock last, where the response schema's serializer writes optional fields.
-    const { clock, demo } = state;
-    if (demo) {
-      const subtitle = demo.subtitle === undefined ? '' : `,"subtitle":${JSON.stringify(demo.subtitle)}`;
-      yield `${order.length ? ',' : ''}"demo":{"title":${JSON.stringify(demo.title)}${subtitle}}`;
-    }
+    // The clock last, where the response schema's serializer writes an optional field.
+    const { clock } = state;
     if (clock) {
       const loaded = clock.loadedAt === undefined ? '' : `,"loadedAt":${clock.loadedAt}`;
-      yield `${order.length || demo ? ',' : ''}"clock":{"now":${clock.now},"scale":${JSON.stringify(clock.scale)},"frozen":${clock.frozen}${loaded}}`;
+      yield `${order.length ? ',' : ''}"clock":{"now":${clock.now},"scale":${JSON.stringify(clock.scale)},"frozen":${clock.frozen}${loaded}}`;
     }
     yield '}';
   }

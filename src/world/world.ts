@@ -195,9 +195,6 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
     const state: Record<string, unknown> = { clock };
     for (const i of this.interfaces) Object.assign(state, i.state.export(this.storeOf(i), clock.now));
     Object.assign(state, this.worldSections());
-    // The title of the demo the world's seed describes: a saved demo keeps it.
-    const { demo } = this.seed as AnyState;
-    if (demo) state.demo = demo;
     return structuredClone(state) as State;
   }
 
@@ -222,8 +219,7 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
     }
     // Copies already (and small: at most MAX_RULES rules).
     for (const [name, items] of Object.entries(this.worldSections())) sections[name] = { items };
-    const { demo } = this.seed as AnyState;
-    return { clock, ...(demo ? { demo } : {}), sections: sections as StateSnapshot['sections'], release: () => releases.forEach((release) => release()) };
+    return { clock, sections: sections as StateSnapshot['sections'], release: () => releases.forEach((release) => release()) };
   }
 
   /** How many entries each section of exportState() holds, read from the stores without copying. */

@@ -90,7 +90,8 @@ describe('the demo story of docs/fixtures.md', () => {
     const allocating = await get(`${CLOUD}/grid/101`);
     expect(allocating.state).toBe('ALLOCATING');
     const exported = await (await fetch(`${emu.url}/_emulator/state`, { headers: AUTH })).text();
-    const saved = folder({ 'demo.json': exported });
+    // The export, and beside it a file with the demo's title (an export holds the state, not the title).
+    const saved = folder({ 'state.json': exported, 'title.json': JSON.stringify({ demo: JSON.parse(files.find((f) => f.path === 'demo-story/demo.json')!.text).demo }) });
 
     // A week later, the saved demo reads as it did: the hotfix as long ago as at the export.
     const savedAt = emu.clock.now();

@@ -103,8 +103,13 @@ async function runBatch() {
       fullReadAsked = false;
       pending = [];
       try {
-        if (full) await handlers.readAll();
-        else await handlers.onEvents(events);
+        if (full) {
+          await handlers.readAll();
+          // A read of everything reads the annotations and objects only with the catalogue: their
+          // events that came meanwhile are still to be taken (the rest, the read covered).
+          const unread = events.filter((e) => /^(annotation|object)\./.test(String(e.type ?? '')));
+          if (unread.length) await handlers.onEvents(unread);
+        } else await handlers.onEvents(events);
         if (mode !== 'connecting' || full) setLive(true);
       } catch (err) {
         if (err instanceof ApiFailure && err.status === 0) setLive(false);
