@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { resolveConfig, type Config } from './config.js';
 import { EmulatorClock, wallClock, type ControllableClock } from './core/clock.js';
+import { serializationSchema } from './core/schema.js';
 import { installErrorHandling, sendError } from './http/errors.js';
 import { strictValidatorCompiler } from './http/validation.js';
 import { serializerOnFirstUse, validatorFactory } from './http/compile-on-first-use.js';
@@ -25,6 +26,23 @@ import { installPipeline } from './http/pipeline.js';
 import { UI_PREFIX, uiRoutes } from './ui/plugin.js';
 import { rewriteSandboxUrl } from './http/paths.js';
 import { homeRoutes } from './ui/home.js';
+
+/**
+ * serializerOnFirstUse, given each response schema as serializationSchema rewrites it: a union
+ * of scalars is written by its value's type, so the first answers load no validator (Ajv) to
+ * choose among the members.
+ */
+const serializeScalarUnionsByType: typeof serializerOnFirstUse = (externalSchemas, options) => {
+  const compile = serializerOnFirstUse(externalSchemas, options);
+  // Rewritten when the serializer is compiled (on the route's first response), not at start-up.
+  return (routeSchema) =>
+    compile({
+      ...routeSchema,
+      get schema() {
+        return serializationSchema(routeSchema.schema);
+      },
+    });
+};
 
 export interface BuildAppOptions {
   /** Settings; anything left out takes its default (settings from loadConfig are taken as they are). */
@@ -92,7 +110,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
     requestIdHeader: 'x-request-id',
     // Every route's schemas are compiled on the route's first use, not at start-up; and the
     // compilers Fastify would load by default (Ajv, fast-json-stringify) are not loaded until then.
-    schemaController: { compilersFactory: { buildValidator: validatorFactory(strictValidatorCompiler), buildSerializer: serializerOnFirstUse } },
+    schemaController: { compilersFactory: { buildValidator: validatorFactory(strictValidatorCompiler), buildSerializer: serializeScalarUnionsByType } },
     // /sandbox/<name>/<path> is routed as /<path> in the sandbox's world: every route, hook
     // and rule applies unchanged, and the name is kept for the first hook (installWorlds).
     ...(config.sandboxes === 'off'

@@ -307,11 +307,15 @@ export function schemaProblems(
   value: unknown,
   add: (pointer: string, message: string) => void,
   full: () => boolean,
+  { compiled = true }: { compiled?: boolean } = {},
 ): { valid: boolean; more: boolean } {
-  const checker = checkerOf(schema);
-  if (checker.Check(value)) return { valid: true, more: false };
+  // Uncompiled for a small value: compiling the whole state's schema takes longer than
+  // Value.Check takes over a few hundred entries. The errors are the same either way (a
+  // compiled checker lists them with Value.Errors too).
+  const checker = compiled ? checkerOf(schema) : undefined;
+  if (checker ? checker.Check(value) : Value.Check(schema, value)) return { valid: true, more: false };
   const paths = new Set<string>();
-  for (const error of checker.Errors(value)) {
+  for (const error of checker ? checker.Errors(value) : Value.Errors(schema, value)) {
     if (paths.has(error.path)) continue;
     if (full()) return { valid: false, more: true };
     paths.add(error.path);

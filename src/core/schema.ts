@@ -37,3 +37,85 @@ export function firstValue(value: string | string[] | undefined): string | undef
   return Array.isArray(value) ? value[0] : value;
 }
 
+
+/** The JSON types a member of a union must have to be written without choosing among the members. */
+const SCALAR_TYPES = new Set(['string', 'integer', 'number', 'boolean', 'null']);
+/** What a scalar member may hold: keywords that decide whether a value is valid, never how it is written. */
+const SCALAR_KEYWORDS = new Set(['type', 'const', 'enum', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minLength', 'maxLength', 'pattern', 'description', 'title', 'examples']);
+/** What a union of scalars may hold beside its members. */
+const NOTE_KEYWORDS = new Set(['anyOf', 'description', 'title', 'examples']);
+
+const isSchemaObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** The type of a scalar union member, or undefined when the member is anything else. */
+function scalarType(member: unknown): string | undefined {
+  if (!isSchemaObject(member) || typeof member.type !== 'string' || !SCALAR_TYPES.has(member.type)) return undefined;
+  return Object.keys(member).every((key) => SCALAR_KEYWORDS.has(key)) ? member.type : undefined;
+}
+
+/** A union of scalars of distinct types, as one schema of those types; undefined when it is not one. */
+function scalarUnion(schema: Record<string, unknown>): Record<string, unknown> | undefined {
+  const members = schema.anyOf;
+  if (!Array.isArray(members) || members.length === 0 || !Object.keys(schema).every((key) => NOTE_KEYWORDS.has(key))) return undefined;
+  const types: string[] = [];
+  for (const member of members) {
+    const type = scalarType(member);
+    if (type === undefined) return undefined;
+    if (!types.includes(type)) types.push(type);
+  }
+  // Members of one type are written alike; of different types, a value's JSON type tells them
+  // apart, except an integer, which both of these accept.
+  if (types.includes('integer') && types.includes('number')) return undefined;
+  const { anyOf: _members, ...notes } = schema;
+  return { ...notes, type: types.length === 1 ? types[0] : types };
+}
+
+const SUBSCHEMA_MAPS = ['properties', 'patternProperties'] as const;
+const SUBSCHEMAS = ['additionalProperties', 'items'] as const;
+const SUBSCHEMA_LISTS = ['anyOf', 'oneOf', 'allOf'] as const;
+
+/**
+ * A response schema as its serializer needs it: each union of scalars (string literals, an
+ * integer or a boolean) becomes one schema of their types. fast-json-stringify writes a
+ * union by asking a validator which member a value matches, which loads and compiles Ajv on
+ * the route's first response (most of the first GET /_emulator/health); a value of such a
+ * union is written the same whatever member it matches, from its JSON type alone. The schema
+ * given is not changed (the OpenAPI document shows it as declared); parts without such a
+ * union are shared, not copied.
+ */
+export function serializationSchema<T>(schema: T): T {
+  if (!isSchemaObject(schema)) return schema;
+  // Schemas are shared among routes (the error body by every one): each is rewritten once.
+  let rewritten = rewrites.get(schema);
+  if (rewritten === undefined) rewrites.set(schema, (rewritten = rewrite(schema)));
+  return rewritten as T;
+}
+
+const rewrites = new WeakMap<object, Record<string, unknown>>();
+
+function rewrite(schema: Record<string, unknown>): Record<string, unknown> {
+  const union = scalarUnion(schema);
+  if (union) return union;
+  let copy: Record<string, unknown> | undefined;
+  const set = (key: string, value: unknown) => {
+    if (value !== schema[key]) (copy ??= { ...schema })[key] = value;
+  };
+  for (const key of SUBSCHEMA_MAPS) {
+    const map = schema[key];
+    if (!isSchemaObject(map)) continue;
+    let mapCopy: Record<string, unknown> | undefined;
+    for (const [name, sub] of Object.entries(map)) {
+      const next = serializationSchema(sub);
+      if (next !== sub) (mapCopy ??= { ...map })[name] = next;
+    }
+    if (mapCopy) set(key, mapCopy);
+  }
+  for (const key of SUBSCHEMAS) set(key, serializationSchema(schema[key]));
+  for (const key of SUBSCHEMA_LISTS) {
+    const list = schema[key];
+    if (!Array.isArray(list)) continue;
+    const next = list.map((sub: unknown) => serializationSchema(sub));
+    if (next.some((sub, i) => sub !== list[i])) set(key, next);
+  }
+  return copy ?? schema;
+}

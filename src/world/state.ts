@@ -176,6 +176,23 @@ export interface WorldSections {
 const PACK = 2 ** 32;
 
 /**
+ * From how many entries (all sections of all sources together) a state is checked by the
+ * schema's compiled checker: compiling the whole state's schema takes about what Value.Check
+ * takes over a thousand entries, and the bundled demo seed has a few dozen.
+ */
+const COMPILED_CHECK_ENTRIES = 500;
+
+/** How many entries the top-level arrays of the sources hold (what a check's time grows with). */
+function entryCount(sources: readonly { data: unknown }[]): number {
+  let count = 0;
+  for (const { data } of sources) {
+    if (data === null || typeof data !== 'object') continue;
+    for (const value of Object.values(data)) if (Array.isArray(value)) count += value.length;
+  }
+  return count;
+}
+
+/**
  * The state format of a list of interfaces, and of the world's own sections when given (the
  * schema's type then names the interfaces' sections only: the caller that adds sections
  * types them).
@@ -236,11 +253,19 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
       });
 
     // 1. Each source against the schema; of an invalid one, the entries valid by themselves.
+    // The schema's compiled checker only where there are entries enough to repay compiling it.
+    const compiled = entryCount(sources) >= COMPILED_CHECK_ENTRIES;
     const kept: Array<Record<string, number[]> | undefined> = [];
     sources.forEach((source, k) => {
       try {
         source.data = fillDefaults(schemaOfSource, source.data);
-        const { valid, more } = schemaProblems(schemaOfSource, source.data, (pointer, message) => add(k, pointer, message), () => problems.full);
+        const { valid, more } = schemaProblems(
+          schemaOfSource,
+          source.data,
+          (pointer, message) => add(k, pointer, message),
+          () => problems.full,
+          { compiled },
+        );
         if (more) problems.uncounted = true;
         if (valid) return;
       } catch (err) {

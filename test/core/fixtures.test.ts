@@ -30,6 +30,19 @@ describe('fixtures loader', () => {
     await expect(loadFixtures(dir)).rejects.toThrow(/bad\.json:1:27: \$\.users\[0\]\.password: Expected string, got 1/);
   });
 
+  it('lists the same problems for a folder of a few entries as for one of thousands (checked another way)', async () => {
+    const bad = { users: [{ userName: 'a', password: 1, tenant: 'Default', extra: true }], gridz: [] };
+    const many = { users: Array.from({ length: 1000 }, (_, i) => ({ userName: `u${i}@example.com`, password: 'x' })) };
+    const problemsOf = async (files: Record<string, unknown>) => {
+      const err = await loadFixtures(await folder(files)).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(FixtureError);
+      return (err as FixtureError).problems.map(({ file, ...p }) => ({ ...p, file: file?.replace(/.*[\\/]/, '') }));
+    };
+    const few = await problemsOf({ 'bad.json': bad });
+    expect(few.map((p) => p.pointer)).toEqual(['/users/0/password', '/users/0/extra', '/gridz']);
+    expect(await problemsOf({ 'bad.json': bad, 'many.json': many })).toEqual(few);
+  });
+
   it('refuses unknown top-level sections and unparseable JSON', async () => {
     await expect(loadFixtures(await folder({ 'x.json': { gridz: [] } }))).rejects.toThrow(/x\.json:1:2: \$\.gridz: unknown key "gridz" \(did you mean 'grids'\?\)/);
     await expect(loadFixtures(await folder({ 'y.json': '{ "users": [' }))).rejects.toThrow(/y\.json:1:13: \$: not valid JSON: the text ends where a value should be/);
