@@ -25,7 +25,7 @@ const OFF_THREAD_BYTES = 256 * 1024;
 /** About this many bytes (as JSON) of entries make up one slice handed over by the worker. */
 export const SLICE_BYTES = 256 * 1024;
 /** A body that came in chunks is joined for the worker about this many bytes per turn of the event loop. */
-const JOIN_BYTES_PER_TURN = 4 * 1024 * 1024;
+const JOIN_BYTES_PER_TURN = 1024 * 1024;
 
 /** A posted body as it came: one Buffer, or the chunks it arrived in, in order. */
 export type BodyBytes = Buffer | readonly Buffer[];
