@@ -207,8 +207,62 @@ export type WorkerAnswer =
 /** A slice of a section, or null once every slice has been sent. */
 export type WorkerSlice = { name: string; items: unknown[] } | null;
 
-async function readInWorker({ url, execArgv }: WorkerEntry, body: Buffer, where: string, now?: number): Promise<StateBody> {
-  const worker = new Worker(url, { ...(execArgv ? { execArgv } : {}) });
+/** A worker kept after an import waits this long for the next one before it stops. */
+const WARM_IDLE_MS = 60_000;
+
+/**
+ * The worker kept between imports: starting one took 15-30 ms of the event loop on every
+ * import. One at a time is kept; an import that finds it busy (another world's, at the same
+ * time) starts one of its own, kept afterwards if the place is free.
+ */
+let warm: { entry: WorkerEntry; worker: Worker; idle?: NodeJS.Timeout } | undefined;
+
+let started = 0;
+
+/** How many state workers have been started so far (for tests). */
+export function stateWorkersStarted(): number {
+  return started;
+}
+
+/** A worker for one import: the warm one when it is free and of this entry, else a new one. */
+function takeWorker(entry: WorkerEntry): Worker {
+  if (warm && warm.entry === entry && warm.idle) {
+    clearTimeout(warm.idle);
+    warm.idle = undefined;
+    warm.worker.ref();
+    return warm.worker;
+  }
+  const worker = new Worker(entry.url, { ...(entry.execArgv ? { execArgv: entry.execArgv } : {}) });
+  started++;
+  // One that stops by itself (a crash) is never handed out again.
+  worker.once('exit', () => {
+    if (warm?.worker === worker) warm = undefined;
+  });
+  return worker;
+}
+
+/** A worker done with an import, with nothing on its way: kept warm, or stopped. */
+function giveBack(entry: WorkerEntry, worker: Worker): void {
+  if (warm && warm.worker !== worker) {
+    // The place is taken: by a busy worker (this one was started beside it), or by one of another entry.
+    if (warm.idle === undefined || warm.entry === entry) {
+      void worker.terminate();
+      return;
+    }
+    void warm.worker.terminate();
+  }
+  const idle = setTimeout(() => {
+    if (warm?.worker === worker) warm = undefined;
+    void worker.terminate();
+  }, WARM_IDLE_MS);
+  idle.unref();
+  // Kept, it does not keep the process alive.
+  worker.unref();
+  warm = { entry, worker, idle };
+}
+
+async function readInWorker(entry: WorkerEntry, body: Buffer, where: string, now?: number): Promise<StateBody> {
+  const worker = takeWorker(entry);
   const received: unknown[] = [];
   const waiting: Array<{ resolve: (message: unknown) => void; reject: (err: Error) => void }> = [];
   let failure: Error | undefined;
@@ -216,23 +270,28 @@ async function readInWorker({ url, execArgv }: WorkerEntry, body: Buffer, where:
     failure ??= err;
     for (const w of waiting.splice(0)) w.reject(failure);
   };
-  worker.on('message', (message) => {
+  const onMessage = (message: unknown) => {
     const w = waiting.shift();
     if (w) w.resolve(message);
     else received.push(message);
-  });
+  };
+  const onExit = (code: number) => fail(new Error(`the state worker stopped (exit code ${code}) before it answered`));
+  worker.on('message', onMessage);
   worker.on('error', fail);
-  worker.on('exit', (code) => fail(new Error(`the state worker stopped (exit code ${code}) before it answered`)));
+  worker.on('exit', onExit);
   const next = (): Promise<unknown> => {
     if (received.length) return Promise.resolve(received.shift());
     if (failure) return Promise.reject(failure);
     return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
   };
+  // Whether the worker is done with this import, with nothing more on its way: then it may be kept.
+  let settled = false;
   try {
-    // A body of its own (as Fastify's parser hands a large one over) is moved, not copied.
+    // A body of its own (as joinedInSlices makes one) is moved, not copied.
     const owns = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength;
     worker.postMessage({ body, where, now }, owns ? [body.buffer as ArrayBuffer] : []);
     const answer = (await next()) as WorkerAnswer;
+    if (answer.kind !== 'state') settled = true;
     if (answer.kind === 'error') throw answer.fixture ? new FixtureError(answer.message) : new Error(answer.message);
     if (answer.kind !== 'state') return answer;
     // The state's keys in their order; the sections fill up from the slices.
@@ -250,9 +309,17 @@ async function readInWorker({ url, execArgv }: WorkerEntry, body: Buffer, where:
       await turn();
       worker.postMessage('next');
     }
+    settled = true;
     return { kind: 'state', state: state as State };
   } finally {
-    await worker.terminate();
+    worker.off('message', onMessage);
+    worker.off('error', fail);
+    worker.off('exit', onExit);
+    if (settled && failure === undefined) giveBack(entry, worker);
+    else {
+      if (warm?.worker === worker) warm = undefined;
+      await worker.terminate();
+    }
   }
 }
 

@@ -3,7 +3,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { BUNDLED_FIXTURES_DIR } from '../../src/config.js';
 import { FixtureError } from '../../src/core/fixtures.js';
-import { ImportQueue, configureStateWorker, importsHeld, readBody, readStateBody, slicesOf, type StateBody } from '../../src/world/state-parser.js';
+import { ImportQueue, configureStateWorker, importsHeld, readBody, readStateBody, slicesOf, stateWorkersStarted, type StateBody } from '../../src/world/state-parser.js';
 import { SECTION_NAMES, loadFixtures, parseState, type State } from '../../src/state.js';
 import { makeApp } from '../helpers/app.js';
 import { STATE_BODY_LIMIT } from '../../src/control/state-routes.js';
@@ -125,6 +125,19 @@ describe('a posted state read in a worker thread', () => {
     // Neither changed anything.
     expect((await app.inject({ url: '/_emulator/sandboxes/big' })).statusCode).toBe(404);
     expect((await app.inject({ url: '/_emulator/state' })).json().annotations).toHaveLength(state.annotations.length);
+  }, 120_000);
+
+  it('keeps its worker for the next import, after a refused body as after a state', async () => {
+    const good = Buffer.from(JSON.stringify(await largeState()));
+    await readStateBody(Buffer.from('not json'), 'body', parseState);
+    const before = stateWorkersStarted();
+    expect((await readStateBody(Buffer.from(good), 'body', parseState)).kind).toBe('state');
+    expect((await readStateBody(Buffer.from('{"grids": [{"id": "x"}]}'), 'body', parseState).catch((err: Error) => err)) instanceof FixtureError).toBe(true);
+    const again = await readStateBody(Buffer.from(good), 'body', parseState);
+    if (again.kind !== 'state') throw new Error(`not read as a state: ${again.kind}`);
+    expect(again.state).toEqual((readBody(good, 'body', parseState) as { state: State }).state);
+    // Not one worker started for those three imports: the one of the first was kept.
+    expect(stateWorkersStarted()).toBe(before);
   }, 120_000);
 
   it('keeps the event loop turning while it reads', async () => {
