@@ -185,6 +185,8 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
       },
     },
     async (request, reply) => {
+      // What the stores left for their first use, done in slices first: snapshot() is then quick.
+      await world(request).prepareSnapshot();
       const snapshot = world(request).snapshot();
       // Compiled on the first export, once per section: Fastify keeps them for the route.
       const serializerOf = (name: string) => reply.compileSerializationSchema(EXPORT_SCHEMAS[name as SectionName], '200') as unknown as ListSerializer;
