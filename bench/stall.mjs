@@ -14,6 +14,7 @@
 //   BENCH_STALL_ANNOTATIONS         annotations in the seed (default 200000)
 //   BENCH_STALL_INTERVAL_MS         STATE_FLUSH_INTERVAL_MS of the server (default 4000)
 //   BENCH_STALL_PARTS               comma-separated: write (a, a'), import (b, c, d) (default both)
+//   BENCH_STALL_NODE_ARGS           more node options for the server of (b, c, d), e.g. --cpu-prof
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -248,7 +249,7 @@ export async function stallBench({
     // --- Export and import: a server without STATE_FILE, so that no write runs meanwhile ----
     if (!parts.includes('import')) return rows;
     log('stall: starting the server without STATE_FILE ...');
-    const server = await startProcess({ ...entryOf, nodeArgs: ['--import', LOOP_MONITOR], env: { ...baseEnv, FIXTURES_DIR: seedDir }, timeoutMs: 180_000 });
+    const server = await startProcess({ ...entryOf, nodeArgs: ['--import', LOOP_MONITOR, ...(process.env.BENCH_STALL_NODE_ARGS ?? '').split(' ').filter(Boolean)], env: { ...baseEnv, FIXTURES_DIR: seedDir }, timeoutMs: 180_000 });
     try {
       // (b) The export.
       log('stall: (b) GET /_emulator/state ...');

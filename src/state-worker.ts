@@ -5,15 +5,29 @@ import { readBody, slicesOf, type WorkerAnswer, type WorkerSlice } from './world
 
 /**
  * The worker thread of world/state-parser.ts, in the emulator's state format (state.ts):
- * reads the one body it is sent, answers the outcome,
+ * reads each body it is sent, one import after another, answers the outcome,
  * and for a valid state then hands the sections over a slice at a time, each when asked
  * ('next'), so that the receiving event loop never takes in more than a slice at once.
  */
 const port = parentPort;
 if (!port) throw new Error('state-worker.js runs as a worker thread only');
 
-port.once('message', ({ body, where, now }: { body: Uint8Array; where: string; now?: number }) => {
-  const send = (message: WorkerAnswer | WorkerSlice) => port.postMessage(message);
+/** The slices of the state read last, until they are all sent. */
+let slices: Generator<{ name: string; items: unknown[] }> | undefined;
+
+const send = (message: WorkerAnswer | WorkerSlice) => port.postMessage(message);
+
+port.on('message', (message: 'next' | { body: Uint8Array; where: string; now?: number }) => {
+  // Each 'next' is answered by a slice, or null once they are all sent.
+  if (message === 'next') {
+    const slice = slices?.next().value ?? null;
+    if (slice === null) slices = undefined;
+    send(slice);
+    return;
+  }
+  // A body: the worker is kept for the next import once this one is done.
+  slices = undefined;
+  const { body, where, now } = message;
   let read;
   try {
     read = readBody(Buffer.from(body.buffer, body.byteOffset, body.byteLength), where, STATE.parse, now);
@@ -29,7 +43,5 @@ port.once('message', ({ body, where, now }: { body: Uint8Array; where: string; n
   const sections = new Set<string>(STATE.sectionNames);
   const scalars = Object.fromEntries(Object.entries(state).filter(([key]) => !sections.has(key)));
   send({ kind: 'state', keys: Object.keys(state), scalars });
-  const slices = slicesOf(state, STATE.sectionNames);
-  // Each 'next' is answered by a slice, or null once they are all sent.
-  port.on('message', () => send(slices.next().value ?? null));
+  slices = slicesOf(state, STATE.sectionNames);
 });

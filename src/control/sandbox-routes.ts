@@ -6,7 +6,7 @@ import { ErrorBodySchema } from '../http/errors.js';
 import { refuseOtherMethods } from '../http/routing.js';
 import { SANDBOX_NAME_RULE, type Sandboxes } from '../world/sandboxes.js';
 import { StateSchema, parseState } from '../state.js';
-import { readStateBody } from '../world/state-parser.js';
+import { readStateBody, type BodyBytes } from '../world/state-parser.js';
 import type { StoreOf } from '../http/routing.js';
 import type { World } from '../world/world.js';
 import { SandboxListSchema, SandboxSummarySchema } from '../world/sandbox-schemas.js';
@@ -81,7 +81,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandboxes: Sandboxes; wo
       },
       async (request, reply) => {
         // No body (or JSON null or "") is the seed; a body is read off the event loop when large.
-        const body = request.body as unknown as Buffer | null | undefined;
+        const body = request.body as unknown as BodyBytes | null | undefined;
         const name = nameOf(request);
         const clock = clockModeOf(request.query);
         // Imports into this sandbox wait for one another; those into other worlds do not wait for them.

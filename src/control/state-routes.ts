@@ -3,7 +3,7 @@ import { errorCodes, type FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { World } from '../interfaces.js';
-import { readStateBody } from '../world/state-parser.js';
+import { readStateBody, type BodyBytes } from '../world/state-parser.js';
 import type { StoreOf } from '../http/routing.js';
 import { ErrorBodySchema, badRequest } from '../http/errors.js';
 import { refuseOtherMethods } from '../http/routing.js';
@@ -17,14 +17,49 @@ export const STATE_BODY_LIMIT = 64 * 1024 * 1024;
 
 /**
  * A scope whose routes take a whole state as their body: the JSON body is handed to the route
- * as it came (a Buffer), for readStateBody to parse and validate, in a worker thread when it
- * is large, instead of on the event loop. An empty one is refused as the root's parser does.
+ * as it came, in the chunks it arrived in (a Buffer[]), for readStateBody to parse and
+ * validate, in a worker thread when it is large, instead of on the event loop; not joined
+ * here, as Fastify's own parser would in one copy that held the loop for tens of
+ * milliseconds. The route's bodyLimit and the Content-Length are checked as Fastify's parser
+ * checks them, with its errors; an empty body is refused as the root's parser does.
  */
 export function takeStateBodies(scope: FastifyInstance): void {
   scope.removeContentTypeParser('application/json');
-  scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
-    if ((body as Buffer).length === 0) return done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined);
-    done(null, body);
+  scope.addContentTypeParser('application/json', (request, payload, done) => {
+    const limit = request.routeOptions.bodyLimit ?? STATE_BODY_LIMIT;
+    const declared = Number(request.headers['content-length']);
+    if (declared > limit) return done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE(), undefined);
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const stop = () => {
+      payload.removeListener('data', onData);
+      payload.removeListener('end', onEnd);
+      payload.removeListener('error', onEnd);
+    };
+    function onData(chunk: Buffer | string) {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      received += bytes.length;
+      if (received > limit) {
+        stop();
+        done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE(), undefined);
+        return;
+      }
+      chunks.push(bytes);
+    }
+    function onEnd(err?: Error & { statusCode?: number }) {
+      stop();
+      if (err) {
+        if (!(typeof err.statusCode === 'number' && err.statusCode >= 400)) err.statusCode = 400;
+        return done(err, undefined);
+      }
+      if (!Number.isNaN(declared) && received !== declared) return done(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH(), undefined);
+      if (received === 0) return done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined);
+      done(null, chunks);
+    }
+    payload.on('data', onData);
+    payload.on('end', onEnd);
+    payload.on('error', onEnd);
+    payload.resume();
   });
 }
 
@@ -150,6 +185,8 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
       },
     },
     async (request, reply) => {
+      // What the stores left for their first use, done in slices first: snapshot() is then quick.
+      await world(request).prepareSnapshot();
       const snapshot = world(request).snapshot();
       // Compiled on the first export, once per section: Fastify keeps them for the route.
       const serializerOf = (name: string) => reply.compileSerializationSchema(EXPORT_SCHEMAS[name as SectionName], '200') as unknown as ListSerializer;
@@ -179,7 +216,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
       },
       async (request) => {
         // No body at all (none sent, or sent without a Content-Type, which no parser reads) is no state.
-        const body = request.body as unknown as Buffer | null | undefined;
+        const body = request.body as unknown as BodyBytes | null | undefined;
         if (body === null || body === undefined) throw badRequest(NOT_A_STATE);
         const clock = clockModeOf(request.query);
         // A bad state throws a domain error (400), which the error handler answers.

@@ -6,6 +6,7 @@ import secureJsonParse from 'secure-json-parse';
 import { codeRoot } from '../core/package-root.cjs';
 import { FixtureError } from '../core/fixtures.js';
 import { unavailable, type DomainError } from '../core/errors.js';
+import { turn } from '../core/slices.js';
 import type { ParseState, SectionName, State } from './state.js';
 
 /**
@@ -23,8 +24,45 @@ export type StateBody<S = State> = { kind: 'invalid-json' } | { kind: 'empty' } 
 const OFF_THREAD_BYTES = 256 * 1024;
 /** About this many bytes (as JSON) of entries make up one slice handed over by the worker. */
 export const SLICE_BYTES = 256 * 1024;
-/** Slices on their way at once. */
-const SLICES_AHEAD = 4;
+/** A body that came in chunks is joined for the worker about this many bytes per turn of the event loop. */
+const JOIN_BYTES_PER_TURN = 1024 * 1024;
+
+/** A posted body as it came: one Buffer, or the chunks it arrived in, in order. */
+export type BodyBytes = Buffer | readonly Buffer[];
+
+function lengthOf(body: BodyBytes): number {
+  if (Buffer.isBuffer(body)) return body.length;
+  let length = 0;
+  for (const chunk of body as readonly Buffer[]) length += chunk.length;
+  return length;
+}
+
+/** The body in one Buffer, at once: for a small one. */
+function joinedAtOnce(body: BodyBytes): Buffer {
+  return Buffer.isBuffer(body) ? body : Buffer.concat(body as readonly Buffer[]);
+}
+
+/**
+ * The body in one Buffer of its own (so that it can be moved to the worker, not copied),
+ * copied a few megabytes per turn of the event loop: a copy of tens of megabytes at once held
+ * the loop for 50-90 ms.
+ */
+async function joinedInSlices(body: BodyBytes, length: number): Promise<Buffer> {
+  if (Buffer.isBuffer(body)) return body;
+  const joined = Buffer.allocUnsafeSlow(length);
+  let at = 0;
+  let sinceTurn = 0;
+  for (const chunk of body as readonly Buffer[]) {
+    chunk.copy(joined, at);
+    at += chunk.length;
+    sinceTurn += chunk.length;
+    if (sinceTurn >= JOIN_BYTES_PER_TURN) {
+      sinceTurn = 0;
+      await turn();
+    }
+  }
+  return joined;
+}
 
 /**
  * Reads a body on the calling thread: JSON as the root's parser reads it (a byte-order mark
@@ -147,16 +185,17 @@ const UNBOUNDED: ImportBounds = { maxBodies: Number.MAX_SAFE_INTEGER, maxBytes: 
  * `unavailable` DomainError (503, Retry-After) when the bounds are reached.
  */
 export async function readStateBody<S>(
-  body: Buffer,
+  body: BodyBytes,
   where: string,
   parseState: ParseState<S>,
   world = '',
   bounds: ImportBounds = UNBOUNDED,
   now?: number,
 ): Promise<StateBody<S>> {
-  const worker = body.length >= threshold ? workerEntry() : null;
-  if (!worker) return readBody(body, where, parseState, now);
-  return imports.run(world, body.length, bounds, () => readInWorker(worker, body, where, now) as Promise<StateBody<S>>);
+  const size = lengthOf(body);
+  const worker = size >= threshold ? workerEntry() : null;
+  if (!worker) return readBody(joinedAtOnce(body), where, parseState, now);
+  return imports.run(world, size, bounds, async () => readInWorker(worker, await joinedInSlices(body, size), where, now) as Promise<StateBody<S>>);
 }
 
 /** What the worker sends first: the outcome, or the shape of the state whose slices follow. */
@@ -168,8 +207,62 @@ export type WorkerAnswer =
 /** A slice of a section, or null once every slice has been sent. */
 export type WorkerSlice = { name: string; items: unknown[] } | null;
 
-async function readInWorker({ url, execArgv }: WorkerEntry, body: Buffer, where: string, now?: number): Promise<StateBody> {
-  const worker = new Worker(url, { ...(execArgv ? { execArgv } : {}) });
+/** A worker kept after an import waits this long for the next one before it stops. */
+const WARM_IDLE_MS = 60_000;
+
+/**
+ * The worker kept between imports: starting one took 15-30 ms of the event loop on every
+ * import. One at a time is kept; an import that finds it busy (another world's, at the same
+ * time) starts one of its own, kept afterwards if the place is free.
+ */
+let warm: { entry: WorkerEntry; worker: Worker; idle?: NodeJS.Timeout } | undefined;
+
+let started = 0;
+
+/** How many state workers have been started so far (for tests). */
+export function stateWorkersStarted(): number {
+  return started;
+}
+
+/** A worker for one import: the warm one when it is free and of this entry, else a new one. */
+function takeWorker(entry: WorkerEntry): Worker {
+  if (warm && warm.entry === entry && warm.idle) {
+    clearTimeout(warm.idle);
+    warm.idle = undefined;
+    warm.worker.ref();
+    return warm.worker;
+  }
+  const worker = new Worker(entry.url, { ...(entry.execArgv ? { execArgv: entry.execArgv } : {}) });
+  started++;
+  // One that stops by itself (a crash) is never handed out again.
+  worker.once('exit', () => {
+    if (warm?.worker === worker) warm = undefined;
+  });
+  return worker;
+}
+
+/** A worker done with an import, with nothing on its way: kept warm, or stopped. */
+function giveBack(entry: WorkerEntry, worker: Worker): void {
+  if (warm && warm.worker !== worker) {
+    // The place is taken: by a busy worker (this one was started beside it), or by one of another entry.
+    if (warm.idle === undefined || warm.entry === entry) {
+      void worker.terminate();
+      return;
+    }
+    void warm.worker.terminate();
+  }
+  const idle = setTimeout(() => {
+    if (warm?.worker === worker) warm = undefined;
+    void worker.terminate();
+  }, WARM_IDLE_MS);
+  idle.unref();
+  // Kept, it does not keep the process alive.
+  worker.unref();
+  warm = { entry, worker, idle };
+}
+
+async function readInWorker(entry: WorkerEntry, body: Buffer, where: string, now?: number): Promise<StateBody> {
+  const worker = takeWorker(entry);
   const received: unknown[] = [];
   const waiting: Array<{ resolve: (message: unknown) => void; reject: (err: Error) => void }> = [];
   let failure: Error | undefined;
@@ -177,41 +270,56 @@ async function readInWorker({ url, execArgv }: WorkerEntry, body: Buffer, where:
     failure ??= err;
     for (const w of waiting.splice(0)) w.reject(failure);
   };
-  worker.on('message', (message) => {
+  const onMessage = (message: unknown) => {
     const w = waiting.shift();
     if (w) w.resolve(message);
     else received.push(message);
-  });
+  };
+  const onExit = (code: number) => fail(new Error(`the state worker stopped (exit code ${code}) before it answered`));
+  worker.on('message', onMessage);
   worker.on('error', fail);
-  worker.on('exit', (code) => fail(new Error(`the state worker stopped (exit code ${code}) before it answered`)));
+  worker.on('exit', onExit);
   const next = (): Promise<unknown> => {
     if (received.length) return Promise.resolve(received.shift());
     if (failure) return Promise.reject(failure);
     return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
   };
+  // Whether the worker is done with this import, with nothing more on its way: then it may be kept.
+  let settled = false;
   try {
-    // A body of its own (as Fastify's parser hands a large one over) is moved, not copied.
+    // A body of its own (as joinedInSlices makes one) is moved, not copied.
     const owns = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength;
     worker.postMessage({ body, where, now }, owns ? [body.buffer as ArrayBuffer] : []);
     const answer = (await next()) as WorkerAnswer;
+    if (answer.kind !== 'state') settled = true;
     if (answer.kind === 'error') throw answer.fixture ? new FixtureError(answer.message) : new Error(answer.message);
     if (answer.kind !== 'state') return answer;
     // The state's keys in their order; the sections fill up from the slices.
     const state: Record<string, unknown> = {};
     for (const key of answer.keys) state[key] = key in answer.scalars ? answer.scalars[key] : [];
-    // A few slices asked for ahead, so that the two threads seldom wait for each other, and
-    // never more: the event loop takes in every slice that has arrived in one go.
-    for (let i = 0; i < SLICES_AHEAD; i++) worker.postMessage('next');
+    // One slice on its way at a time, the next asked for after a turn of the event loop:
+    // Node takes in every message that has arrived (or arrives meanwhile) in one callback, so
+    // slices asked for ahead were taken in together, holding the loop for tens of milliseconds.
+    worker.postMessage('next');
     for (;;) {
       const slice = (await next()) as WorkerSlice;
       if (slice === null) break;
-      worker.postMessage('next');
       const section = state[slice.name] as unknown[];
       for (const item of slice.items) section.push(item);
+      await turn();
+      worker.postMessage('next');
     }
+    settled = true;
     return { kind: 'state', state: state as State };
   } finally {
-    await worker.terminate();
+    worker.off('message', onMessage);
+    worker.off('error', fail);
+    worker.off('exit', onExit);
+    if (settled && failure === undefined) giveBack(entry, worker);
+    else {
+      if (warm?.worker === worker) warm = undefined;
+      await worker.terminate();
+    }
   }
 }
 

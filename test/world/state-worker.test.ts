@@ -1,10 +1,12 @@
+import { Readable } from 'node:stream';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { BUNDLED_FIXTURES_DIR } from '../../src/config.js';
 import { FixtureError } from '../../src/core/fixtures.js';
-import { ImportQueue, configureStateWorker, importsHeld, readBody, readStateBody, slicesOf, type StateBody } from '../../src/world/state-parser.js';
+import { ImportQueue, configureStateWorker, importsHeld, readBody, readStateBody, slicesOf, stateWorkersStarted, type StateBody } from '../../src/world/state-parser.js';
 import { SECTION_NAMES, loadFixtures, parseState, type State } from '../../src/state.js';
 import { makeApp } from '../helpers/app.js';
+import { STATE_BODY_LIMIT } from '../../src/control/state-routes.js';
 
 /**
  * A large posted state is parsed and validated in a worker thread. Here every body goes
@@ -86,6 +88,56 @@ describe('a posted state read in a worker thread', () => {
     // The same keys in the same order ($schema first, as posted), the same entries.
     expect(Object.keys(read.state)).toEqual(Object.keys(inline.state));
     expect(read.state).toEqual(inline.state);
+  }, 120_000);
+
+  it('reads a body that came in many chunks, a character split across two, as the same body whole', async () => {
+    const state = await largeState();
+    state.annotations[0] = { ...state.annotations[0], title: 'Déploiement — ünïcode' };
+    const whole = Buffer.from(JSON.stringify(state));
+    // Chunks of 1,000 bytes: some end inside a multi-byte character.
+    const chunks = Array.from({ length: Math.ceil(whole.length / 1000) }, (_, i) => whole.subarray(i * 1000, (i + 1) * 1000));
+    const read = await readStateBody(chunks, 'body', parseState);
+    const inline = readBody(whole, 'body', parseState);
+    if (read.kind !== 'state' || inline.kind !== 'state') throw new Error(`not read as a state: ${read.kind}, ${inline.kind}`);
+    expect(read.state).toEqual(inline.state);
+    expect(read.state.annotations[0].title).toBe('Déploiement — ünïcode');
+    // The chunks are copied, never moved: they are still whole.
+    expect(Buffer.concat(chunks).equals(whole)).toBe(true);
+  }, 120_000);
+
+  it('imports a body streamed in many chunks, and answers 413 past the limit and 400 for a wrong Content-Length', async () => {
+    ({ app } = await makeApp({}));
+    const state = await largeState();
+    const text = Buffer.from(JSON.stringify(state));
+    const streamed = Readable.from(Array.from({ length: Math.ceil(text.length / 4096) }, (_, i) => text.subarray(i * 4096, (i + 1) * 4096)));
+    const put = await app.inject({ method: 'PUT', url: '/_emulator/state', payload: streamed, headers: { 'content-type': 'application/json' } });
+    expect(put.statusCode, put.body).toBe(200);
+    expect(put.json().counts.annotations).toBe(state.annotations.length);
+    const huge = await app.inject({
+      method: 'PUT',
+      url: '/_emulator/sandboxes/big',
+      payload: '{}',
+      headers: { 'content-type': 'application/json', 'content-length': String(STATE_BODY_LIMIT + 1) },
+    });
+    expect(huge.statusCode).toBe(413);
+    const short = await app.inject({ method: 'PUT', url: '/_emulator/state', payload: '{}', headers: { 'content-type': 'application/json', 'content-length': '1' } });
+    expect(short.statusCode).toBe(400);
+    // Neither changed anything.
+    expect((await app.inject({ url: '/_emulator/sandboxes/big' })).statusCode).toBe(404);
+    expect((await app.inject({ url: '/_emulator/state' })).json().annotations).toHaveLength(state.annotations.length);
+  }, 120_000);
+
+  it('keeps its worker for the next import, after a refused body as after a state', async () => {
+    const good = Buffer.from(JSON.stringify(await largeState()));
+    await readStateBody(Buffer.from('not json'), 'body', parseState);
+    const before = stateWorkersStarted();
+    expect((await readStateBody(Buffer.from(good), 'body', parseState)).kind).toBe('state');
+    expect((await readStateBody(Buffer.from('{"grids": [{"id": "x"}]}'), 'body', parseState).catch((err: Error) => err)) instanceof FixtureError).toBe(true);
+    const again = await readStateBody(Buffer.from(good), 'body', parseState);
+    if (again.kind !== 'state') throw new Error(`not read as a state: ${again.kind}`);
+    expect(again.state).toEqual((readBody(good, 'body', parseState) as { state: State }).state);
+    // Not one worker started for those three imports: the one of the first was kept.
+    expect(stateWorkersStarted()).toBe(before);
   }, 120_000);
 
   it('keeps the event loop turning while it reads', async () => {
