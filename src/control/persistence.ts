@@ -101,7 +101,10 @@ export async function installPersistence(
     if (changes(request)) (request as { world?: World }).world?.touch();
     done();
   });
-  app.addHook('onResponse', (request, _reply, done) => {
+  // Counted when the answer is sent (onSend), as the journal records it, rather than once the
+  // socket has taken it (onResponse): any onResponse hook makes Fastify follow every
+  // response's finish and error events, on every request of the process.
+  app.addHook('onSend', (request, _reply, _payload, done) => {
     if (changes(request)) (request as { world?: World }).world?.countChange();
     done();
   });

@@ -146,11 +146,32 @@ function mayFillDefaults(schema: unknown): boolean {
   return Object.entries(schema).some(([key, value]) => key === 'default' || key === '$ref' || mayFillDefaults(value));
 }
 
-/** An object of strings only (a path id): text from the URL needs no conversion to fit it. */
+/**
+ * A field whose text from the URL or a header (a string, or an array of strings when
+ * repeated) TypeBox's conversion returns unchanged, so it need not walk it: a string, or a
+ * repeatable parameter (core/schema.ts `repeatable`), the union of a string and an array of
+ * that same string. A value that fits a member of a union is kept as it is; a string that
+ * fits neither would be tried as `[string]`, which fails the array's items just as it failed
+ * the string, and the value is kept too. (A lone array of strings is not: it makes `[string]`
+ * of a single value.)
+ */
+function takesText(schema: Schema): boolean {
+  if (schema[Kind] === 'String') return true;
+  if (schema[Kind] !== 'Union') return false;
+  const members = schema.anyOf as Schema[];
+  if (members.length !== 2 || members[0][Kind] !== 'String' || members[1][Kind] !== 'Array') return false;
+  const items = members[1].items as Schema;
+  return items[Kind] === 'String' && JSON.stringify(items) === JSON.stringify(members[0]);
+}
+
+/**
+ * An object of text fields only (a path id, the Query API's repeatable parameters): text from
+ * the URL needs no conversion to fit it.
+ */
 function onlyStrings(schema: Schema): boolean {
   if (schema[Kind] !== 'Object' || schema.patternProperties !== undefined) return false;
   if (typeof schema.additionalProperties === 'object') return false;
-  return Object.values(schema.properties as Record<string, Schema>).every((p) => p[Kind] === 'String');
+  return Object.values(schema.properties as Record<string, Schema>).every(takesText);
 }
 
 /** The fields of an object schema that allows no others, and the ones it requires. */
