@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runAtOnce, runInSlices, sortSliced } from '../../src/core/slices.js';
+import { turnsDuring } from '../helpers/loop.js';
 
 /** Entries with many equal keys, so that a sort that is not stable shows. */
 function entries(n: number, seed: number): Array<{ key: number; at: number }> {
@@ -27,15 +28,7 @@ describe('sortSliced', () => {
 
   it('lets the event loop turn while it works, in slices', async () => {
     const list = entries(300_000, 11);
-    let turns = 0;
-    let done = false;
-    const tick = () => {
-      turns++;
-      if (!done) setImmediate(tick);
-    };
-    setImmediate(tick);
-    const sorted = await runInSlices(sortSliced([...list], byKey));
-    done = true;
+    const { value: sorted, turns } = await turnsDuring(() => runInSlices(sortSliced([...list], byKey)));
     expect(sorted).toEqual([...list].sort(byKey));
     expect(turns).toBeGreaterThan(1);
   });

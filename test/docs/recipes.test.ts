@@ -37,16 +37,20 @@ const sandboxRecipe = recipe('vitest-sandbox');
 if (!sandboxRecipe.includes('process.env.VITEST_POOL_ID')) throw new Error(`${PAGE}: the sandbox recipe no longer names its sandbox after VITEST_POOL_ID`);
 const sandboxFile = join(folder, 'vitest-sandbox-recipe.ts');
 writeFileSync(sandboxFile, sandboxRecipe);
+/** Imports a recipe's file with EMULATOR_URL set to `url` (the recipe reads it once, when imported). */
+async function importWith(url: string, file: string): Promise<void> {
+  const before = process.env.EMULATOR_URL;
+  process.env.EMULATOR_URL = url;
+  try {
+    await import(file);
+  } finally {
+    if (before === undefined) delete process.env.EMULATOR_URL;
+    else process.env.EMULATOR_URL = before;
+  }
+}
 const shared = await startEmulator({ clock: new ManualClock() });
 afterAll(() => shared.close());
-const before = process.env.EMULATOR_URL;
-process.env.EMULATOR_URL = shared.url;
-try {
-  await import(sandboxFile);
-} finally {
-  if (before === undefined) delete process.env.EMULATOR_URL;
-  else process.env.EMULATOR_URL = before;
-}
+await importWith(shared.url, sandboxFile);
 
 // The concurrent recipe, against an emulator of its own, so that its sandboxes can be counted.
 const concurrentRecipe = recipe('vitest-concurrent');
@@ -55,13 +59,7 @@ const concurrentFile = join(folder, 'vitest-concurrent-recipe.ts');
 writeFileSync(concurrentFile, concurrentRecipe);
 const concurrentEmu = await startEmulator({ clock: new ManualClock() });
 afterAll(() => concurrentEmu.close());
-process.env.EMULATOR_URL = concurrentEmu.url;
-try {
-  await import(concurrentFile);
-} finally {
-  if (before === undefined) delete process.env.EMULATOR_URL;
-  else process.env.EMULATOR_URL = before;
-}
+await importWith(concurrentEmu.url, concurrentFile);
 
 describe('the concurrent recipe', () => {
   it('left no sandbox behind and never touched the default world', async () => {

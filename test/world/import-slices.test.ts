@@ -5,6 +5,7 @@ import { ManualClock } from '../../src/core/clock.js';
 import { FixtureError } from '../../src/core/fixtures.js';
 import { emptyState, parseState, type State } from '../../src/state.js';
 import { T0 } from '../helpers/app.js';
+import { turnsDuring } from '../helpers/loop.js';
 
 /**
  * A large imported state is taken in without holding the event loop: what building its
@@ -40,22 +41,6 @@ async function app(): Promise<FastifyInstance> {
   const built = await buildApp({ clock: new ManualClock(T0), fixtures: emptyState() });
   apps.push(built);
   return built;
-}
-
-/** Runs `work` and counts the turns of the event loop (setImmediate) taken while it runs. */
-async function turnsDuring<T>(work: () => Promise<T>): Promise<{ value: T; turns: number }> {
-  let turns = 0;
-  let done = false;
-  const tick = () => {
-    turns++;
-    if (!done) setImmediate(tick);
-  };
-  setImmediate(tick);
-  try {
-    return { value: await work(), turns };
-  } finally {
-    done = true;
-  }
 }
 
 describe('importing a large state', () => {
