@@ -68,8 +68,9 @@ export function installControlHooks(app: FastifyInstance): WaitingStep {
       return;
     }
     // The dashboard's own reads of the interfaces are judged as the emulator's own paths:
-    // only a rule of scope `all` reaches them.
-    injectFaults(request, reply, emulator, fromDashboard(request.headers) ? 'own' : 'app', done, next);
+    // only a rule of scope `all` reaches them. Without rules, no header is read.
+    const target = !emulator.faults.isEmpty && fromDashboard(request.headers) ? 'own' : 'app';
+    injectFaults(request, reply, emulator, target, done, next);
   };
 
   // The journal records an answer when it is sent, not when the socket has taken it all (an
