@@ -48,8 +48,9 @@ export const alertRoutes: FastifyPluginAsyncTypebox<AlertOptions> = async (app, 
     max: config.rateLimitMax,
     windowMs: config.rateLimitWindowMs,
     per: 'alert',
-    key: (request) => `alert:${(request.params as { uid?: string }).uid ?? ''}`,
-    uncounted: (request) => !store(request).has((request.params as { uid?: string }).uid ?? ''),
+    // The counters are the alert store's own: the uid alone is the key.
+    key: (request) => (request.params as { uid: string }).uid,
+    uncounted: (request) => !store(request).has((request.params as { uid: string }).uid),
     counters: (request) => store(request).rateLimits,
   });
 

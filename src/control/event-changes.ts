@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { World } from '../interfaces.js';
 import type { EventInput, EventType } from '../world/events.js';
 import { PATHS } from '../http/paths.js';
+import { routePattern } from '../http/route-context.js';
 
 /**
  * The changes a request made, as events of its world's stream: read from the route the router
@@ -72,7 +73,7 @@ export function noteChange(world: World, request: FastifyRequest, reply: Fastify
   world.events.poke();
   const status = reply.statusCode;
   if (status < 200 || status >= 300) return;
-  let route = request.routeOptions.url ?? '';
+  let route = routePattern(request) ?? '';
   if (route.length > 1 && route.endsWith('/')) route = route.slice(0, -1);
   const change = CHANGES.get(`${request.method} ${route}`);
   if (!change) return;

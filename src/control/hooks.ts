@@ -14,6 +14,7 @@ import { stopwatch } from '../core/clock.js';
 import { errorBody, sendError } from '../http/errors.js';
 import { PATHS, sandboxOf, type Area } from '../http/paths.js';
 import { keepJournalText } from '../http/bodies.js';
+import { routeFaultExempt } from '../http/route-context.js';
 import { noteChange } from './event-changes.js';
 import type { Continue, RequestStep, WaitingStep } from '../http/pipeline.js';
 
@@ -63,7 +64,7 @@ export function installControlHooks(app: FastifyInstance): WaitingStep {
     if (area.control) {
       // The emulator's own paths: the admin token first, then only rules of scope `all`.
       if (area.access === 'admin' && refuseWithoutAdminToken(request, reply, emulator)) return;
-      const target = request.routeOptions.config.faultExempt === true ? 'exempt' : 'own';
+      const target = routeFaultExempt(request) ? 'exempt' : 'own';
       injectFaults(request, reply, emulator, target, done, next);
       return;
     }
@@ -139,6 +140,7 @@ function record(emulator: World, request: FastifyRequest, status: number, respon
     responseSize,
     request.body,
     dropBodyOf(request),
+    request.raw.rawHeaders,
   );
 }
 

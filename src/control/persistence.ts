@@ -6,6 +6,7 @@ import type { Sandboxes } from '../world/sandboxes.js';
 import { StateFileWriter, type OpenedStateFile } from '../world/persistence.js';
 import { stateFileText, type SeedReference } from '../world/export-stream.js';
 import type { World } from '../interfaces.js';
+import { routePattern } from '../http/route-context.js';
 import type { World as AnyWorld } from '../world/world.js';
 
 export interface PersistenceOptions {
@@ -96,7 +97,7 @@ export async function installPersistence(
   // process never writes.
   // Managing sandboxes changes which sandboxes there are (the version sees that), not the
   // default world that serves those requests.
-  const changes = (request: FastifyRequest) => !READS.has(request.method) && !request.routeOptions.url?.startsWith(`${CONTROL_PREFIX}/sandboxes`);
+  const changes = (request: FastifyRequest) => !READS.has(request.method) && !routePattern(request)?.startsWith(`${CONTROL_PREFIX}/sandboxes`);
   app.addHook('preHandler', (request, _reply, done) => {
     if (changes(request)) (request as { world?: World }).world?.touch();
     done();

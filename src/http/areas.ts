@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import './fastify.js';
 import { sendError } from './errors.js';
+import { routePattern } from './route-context.js';
 import { ELSEWHERE, type Area, type AreaTable } from './paths.js';
 
 const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/]*/i;
@@ -60,7 +61,8 @@ export function installAreas(app: FastifyInstance, table: AreaTable): (request: 
   return (request: FastifyRequest): void => {
     // The catch-all OPTIONS route answers preflights for every path: they are judged, like an
     // unmatched request, by the path they are for (so the journal leaves the control API's alone).
-    const pattern = request.is404 || request.routeOptions.url === '*' ? undefined : request.routeOptions.url;
+    const url = routePattern(request);
+    const pattern = url === '*' ? undefined : url;
     if (pattern !== undefined) {
       let area = routeAreas.get(pattern);
       if (!area) routeAreas.set(pattern, (area = table.of(pattern)));

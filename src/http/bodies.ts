@@ -1,5 +1,6 @@
 import { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
 import './fastify.js';
+import { routeTakesBody } from './route-context.js';
 
 /**
  * Keeps a body's text on the request for the journal, which keeps bytes rather than the
@@ -24,7 +25,7 @@ export interface BodyRules {
 
 /** Whether the route handling `request` takes a body at all (GET, DELETE and 404s do not). */
 function readsBody(request: FastifyRequest): boolean {
-  return request.routeOptions.schema?.body !== undefined;
+  return routeTakesBody(request);
 }
 
 /**

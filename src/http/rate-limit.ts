@@ -43,9 +43,10 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
     if (uncounted?.(request)) return done();
     const { current, ttl } = counters(request).hit(key(request), windowMs);
     const resetSeconds = Math.ceil(ttl / 1000);
+    // Values as strings: a number would be converted by Node for every answer anyway.
     reply.header('x-ratelimit-limit', maxText);
-    reply.header('x-ratelimit-remaining', max > current ? max - current : 0);
-    reply.header('x-ratelimit-reset', resetSeconds);
+    reply.header('x-ratelimit-remaining', max > current ? `${max - current}` : '0');
+    reply.header('x-ratelimit-reset', `${resetSeconds}`);
     if (current <= max) return done();
     reply.header('retry-after', resetSeconds);
     done(new ApiError(429, `rate limit exceeded: at most ${limit}; retry in ${durationText(resetSeconds * 1000)}`));

@@ -222,7 +222,10 @@ const compileStrictValidator: FastifySchemaCompiler<TSchema> = ({ schema, httpPa
       if (value !== undefined && fillDefaults) value = Value.Default(schema, value);
       const unknown = closed && firstUnknownField(closed, value);
       if (unknown) return { error: [unknown] };
-      if (checker.Check(value)) return { value };
+      // Fastify stores a returned `value` in place of the request's part; a value taken as
+      // it came needs no store (`true` passes). No body at all arrives as null and is stored
+      // so, as before.
+      if (checker.Check(value)) return value === data && data !== null ? true : { value };
       const first = checker.Errors(value).First();
       const error = first
         ? toAjvError(innermost(first))

@@ -13,7 +13,9 @@ export interface Session {
 }
 
 /** The user's own tenant, then the further ones. */
-export const tenantsOf = (user: UserSeed): string[] => [user.tenant, ...(user.tenants ?? []).filter((t) => t !== user.tenant)];
+export const tenantsOf = (user: UserSeed): string[] =>
+  // Asked on every request with a token: most users have no other tenant.
+  user.tenants === undefined || user.tenants.length === 0 ? [user.tenant] : [user.tenant, ...user.tenants.filter((t) => t !== user.tenant)];
 
 /** Below this many tokens, expired ones are not worth a sweep. */
 const MIN_SWEEP_SIZE = 256;

@@ -280,9 +280,18 @@ export const ENTRY_OVERHEAD_BYTES = 256;
 export type BodyDropped = 'unmatched' | 'budget';
 
 /** Headers within the limit: the request's own object, or the first ones that fit. */
-function keptHeaders(headers: RequestHeaders | null, limit: number): { headers: RequestHeaders | null; bytes: number; cut: boolean } {
+function keptHeaders(headers: RequestHeaders | null, limit: number, raw?: readonly string[]): { headers: RequestHeaders | null; bytes: number; cut: boolean } {
   if (!headers) return { headers: null, bytes: 0, cut: false };
   let bytes = 0;
+  if (raw !== undefined) {
+    // The headers as they arrived (name, value, name, value…), with 4 bytes more each, count
+    // at least the bytes of the object Node made of them (a repeated header is joined into one
+    // value there, or dropped; a repeated Set-Cookie is kept as an array, 4 bytes more a value):
+    // when they fit, the object fits whole, and its keys need not be walked.
+    for (let i = 0; i + 1 < raw.length; i += 2) bytes += raw[i].length + 4 + raw[i + 1].length;
+    if (bytes + 2 * raw.length <= limit) return { headers, bytes, cut: false };
+    bytes = 0;
+  }
   let cut = false;
   let kept: RequestHeaders | null = null;
   const names = Object.keys(headers);
@@ -415,13 +424,15 @@ export class Journal {
     responseSize = 0,
     parsed: unknown = undefined,
     dropBody?: BodyDropped,
+    /** The headers as they arrived (Node's rawHeaders), when known: a cheaper count of their bytes. */
+    rawHeaders?: readonly string[],
   ): number {
     this.recorded++;
     if (this.size === 0) return -1;
     const hadBody = body !== undefined && body !== null && body !== '';
     let kept = dropBody || !hadBody ? undefined : keptBody(body, parsed, this.bodyLimit);
     let dropped: BodyDropped | undefined = hadBody && dropBody ? dropBody : undefined;
-    let shown = keptHeaders(headers, this.headerLimit);
+    let shown = keptHeaders(headers, this.headerLimit, rawHeaders);
     const base = ENTRY_OVERHEAD_BYTES + url.length + method.length;
     let cost = base + shown.bytes + (kept === undefined ? 0 : typeof kept === 'string' ? kept.length : kept.text.length);
     if (!this.fits(cost)) {
