@@ -181,9 +181,11 @@ export const annotationRoutes: FastifyPluginAsyncTypebox<AnnotationOptions> = as
       },
       serializerCompiler: viewSerializer,
     },
-    async (request) => {
-      const annotations = store(request).list(filterOf(request.query));
-      return wrapped ? { annotations } : annotations;
+    async (request, reply) => {
+      // The list's JSON text, written from each annotation's text kept since its first listing.
+      const text = store(request).listText(filterOf(request.query), wrapped);
+      // Sent as text: the typed reply expects the list's value, which the text is written from.
+      return (reply as FastifyReply).type('application/json; charset=utf-8').send(text);
     },
   );
 

@@ -7,6 +7,12 @@ import { ENTRIES_PER_YIELD, runAtOnce, runInSlices, sortSliced, type SlicedWork 
 import type { Annotation, AnnotationCreate, AnnotationSections, AnnotationSeed, AnnotationUpdate, DomainSeed } from './schemas.js';
 
 /**
+ * Characters of annotation views' JSON text a store keeps for its lists (listText): 8 Mi, a
+ * list of about 25,000 annotations of ordinary size. Past it the texts are let go and kept anew.
+ */
+export const VIEW_TEXT_CHARS = 8 * 1024 * 1024;
+
+/**
  * An annotation as stored: absolute times, domains by id. A seed annotation with absolute
  * times is stored as it is, shared by every store built from that seed (each reset, each
  * sandbox), so a record is never changed: an update replaces it.
@@ -217,6 +223,16 @@ export class AnnotationStore {
   private nextId: number;
   /** Requests per token in the current rate-limit window; a reset starts them afresh. */
   readonly rateLimits = new RateCounters();
+  /**
+   * The JSON text of the view of each annotation listed so far (listText). A record is never
+   * changed, only replaced (an update makes a new one), and what else a view shows (the
+   * domains' names, the load time) is fixed for the store's life: a text kept for a record is
+   * its view's for good. Records may be shared with other stores, whose views differ (their
+   * load time), so each store keeps its own. At most VIEW_TEXT_CHARS characters are kept: past
+   * them the texts kept so far are let go.
+   */
+  private viewTexts = new WeakMap<AnnotationRecord, string>();
+  private viewTextChars = 0;
 
   /** `state` is only read: its annotations may be shared with other stores built from it. */
   constructor(
@@ -325,6 +341,41 @@ export class AnnotationStore {
       if (wanted === undefined || a.domainIds.length === 0 || onAny(a.domainIds, wanted)) out.push(this.view(a));
     }
     return out;
+  }
+
+  /**
+   * list() as the JSON text the route answers (`[...]`, or `{"annotations":[...]}` when
+   * `wrapped`): the same bytes as JSON.stringify of the list, from each annotation's text kept
+   * once its view was first written. A dashboard or script polling a range asks for the same
+   * annotations again and again; writing them out each time was most of a list's cost.
+   */
+  listText(filter: AnnotationFilter = {}, wrapped = false): string {
+    if (filter.domainIds) this.checkDomains(filter.domainIds);
+    const lo = filter.from === undefined ? 0 : this.lowerBound(filter.from, -Infinity);
+    const hi = filter.to === undefined ? this.byStart.length : this.lowerBound(filter.to, Infinity);
+    const ids = filter.domainIds;
+    const wanted = ids === undefined ? undefined : ids.length > 8 ? new Set(ids) : ids;
+    const out: string[] = [];
+    for (let i = lo; i < hi; i++) {
+      const a = this.byStart[i];
+      if (wanted === undefined || a.domainIds.length === 0 || onAny(a.domainIds, wanted)) out.push(this.viewText(a));
+    }
+    const list = `[${out.join(',')}]`;
+    return wrapped ? `{"annotations":${list}}` : list;
+  }
+
+  private viewText(a: AnnotationRecord): string {
+    let text = this.viewTexts.get(a);
+    if (text === undefined) {
+      text = JSON.stringify(this.view(a));
+      if (this.viewTextChars + text.length > VIEW_TEXT_CHARS) {
+        this.viewTexts = new WeakMap();
+        this.viewTextChars = 0;
+      }
+      this.viewTexts.set(a, text);
+      this.viewTextChars += text.length;
+    }
+    return text;
   }
 
   /** Adds an annotation made through the interface by `user`; answers its id. */
