@@ -75,6 +75,8 @@ export class GridStore extends ResourceStore<GridSeed, GridState, GridDurations>
   private readonly seedStarts: SeedStart[] = [];
   /** Those not made yet, by grid id: each is made on the first read that needs its grid or servers. */
   private readonly unstarted = new Map<number, SeedStart>();
+  /** Servers the starts still to be made will create. */
+  private unstartedServerCount = 0;
   /** The server ids the seed's starts take: [first, end). */
   private readonly seedServerIds: { first: number; end: number };
   /** Servers of the seed itself: state.cloudServers holds them first, in the seed's order. */
@@ -113,7 +115,9 @@ export class GridStore extends ResourceStore<GridSeed, GridState, GridDurations>
     for (const grid of state.grids) {
       if (grid.startedAgoMs === undefined || !this.startsOnLoad(grid)) continue;
       const start: SeedStart = { grid, at: loadedAt - grid.startedAgoMs, firstServerId: this.nextServerId, counter: this.nextCounter() };
-      this.nextServerId += serverCount(grid);
+      const servers = serverCount(grid);
+      this.nextServerId += servers;
+      this.unstartedServerCount += servers;
       this.seedStarts.push(start);
       this.unstarted.set(grid.id, start);
     }
@@ -135,6 +139,8 @@ export class GridStore extends ResourceStore<GridSeed, GridState, GridDurations>
    */
   readyAll(): void {
     if (this.unstarted.size > 0) for (const start of this.seedStarts) if (this.unstarted.has(start.grid.id)) this.makeSeedStart(start);
+    // All made: the plan is not needed any more.
+    this.seedStarts.length = 0;
     if (!this.outOfOrder) return;
     this.outOfOrder = false;
     const made = this.state.cloudServers.splice(this.seedServerCount).sort((a, b) => a.id - b.id);
@@ -151,13 +157,12 @@ export class GridStore extends ResourceStore<GridSeed, GridState, GridDurations>
 
   /** Servers the seed's starts still to be made will create (counted, not made). */
   unstartedServers(): number {
-    let count = 0;
-    for (const start of this.unstarted.values()) count += serverCount(start.grid);
-    return count;
+    return this.unstartedServerCount;
   }
 
   private makeSeedStart(start: SeedStart): void {
     this.unstarted.delete(start.grid.id);
+    this.unstartedServerCount -= serverCount(start.grid);
     this.asSeedStart(start.grid, () => this.deploy(start.grid, start.at, SEED_USER, start.firstServerId, start.counter));
   }
 
