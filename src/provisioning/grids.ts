@@ -47,6 +47,20 @@ export interface GridCapacity {
 
 const signedHex = (n: number) => (n < 0 ? `-${(-n).toString(16)}` : n.toString(16));
 
+/** How many cloud servers a start of the grid creates. */
+const serverCount = (grid: GridSeed) => grid.servers.reduce((n, template) => n + template.count, 0);
+
+/**
+ * A start the seed asks for at load time (`startedAgoMs`), with the server ids and the
+ * instance counter it takes: the ones the starts made in seed order, at load, would take.
+ */
+interface SeedStart {
+  grid: GridSeed;
+  at: number;
+  firstServerId: number;
+  counter: number;
+}
+
 /**
  * Grids and their cloud servers, in one store because neither moves alone: a grid start
  * creates the servers and shuts down the previous deployment's, a grid stop plans their
@@ -57,6 +71,20 @@ export class GridStore extends ResourceStore<GridSeed, GridState, GridDurations>
   private nextServerId: number;
   private instanceCounter: number;
   readonly serverSchedules: Schedules<CloudServerRecord, ServerState>;
+  /** The seed's starts at load, in seed order (so in the order of their server ids). */
+  private readonly seedStarts: SeedStart[] = [];
+  /** Those not made yet, by grid id: each is made on the first read that needs its grid or servers. */
+  private readonly unstarted = new Map<number, SeedStart>();
+  /** Servers the starts still to be made will create. */
+  private unstartedServerCount = 0;
+  /** The server ids the seed's starts take: [first, end). */
+  private readonly seedServerIds: { first: number; end: number };
+  /** Servers of the seed itself: state.cloudServers holds them first, in the seed's order. */
+  private readonly seedServerCount: number;
+  /** The highest server id in `servers`; a start whose ids are lower (a seed's, made late) puts the map out of id order. */
+  private highestServerId: number;
+  /** Whether `servers` and state.cloudServers are out of id order (until every start is made). */
+  private outOfOrder = false;
 
   constructor(
     private readonly state: { grids: GridSeed[]; cloudServers: CloudServerRecord[] },
@@ -75,9 +103,67 @@ export class GridStore extends ResourceStore<GridSeed, GridState, GridDurations>
       return Number.isNaN(counter) ? max : Math.max(max, counter + 1);
     }, -0x7fdd);
     this.serverSchedules = new Schedules('cloudServer', state.cloudServers, this.servers, (s) => s.steps, SERVER_SETTLED, loadedAt);
+    this.seedServerCount = state.cloudServers.length;
+    this.highestServerId = this.nextServerId - 1;
 
     // A seed may ask for a grid already started, so the demo does not open on an empty list.
-    this.startSeeded(state.grids, loadedAt, () => SEED_USER);
+    // Each such start takes now the ids it would take if all were made at load, in seed order,
+    // and is made when a read first needs that grid or its servers (all of them for a list):
+    // a reset followed by a read of one grid makes one deployment, not a thousand, and every
+    // answer is the same in whatever order things are read.
+    const first = this.nextServerId;
+    for (const grid of state.grids) {
+      if (grid.startedAgoMs === undefined || !this.startsOnLoad(grid)) continue;
+      const start: SeedStart = { grid, at: loadedAt - grid.startedAgoMs, firstServerId: this.nextServerId, counter: this.nextCounter() };
+      const servers = serverCount(grid);
+      this.nextServerId += servers;
+      this.unstartedServerCount += servers;
+      this.seedStarts.push(start);
+      this.unstarted.set(grid.id, start);
+    }
+    this.seedServerIds = { first, end: this.nextServerId };
+  }
+
+  /** Makes the seed's start of `grid` if it is still to be made; hands the grid back. */
+  private ready<G extends GridSeed | undefined>(grid: G): G {
+    if (grid !== undefined && this.unstarted.size > 0) {
+      const start = this.unstarted.get(grid.id);
+      if (start) this.makeSeedStart(start);
+    }
+    return grid;
+  }
+
+  /**
+   * Makes every seed start still to be made, and puts the servers back in id order: what a
+   * list, an export or a schedule reads is then what starting them all at load made.
+   */
+  readyAll(): void {
+    if (this.unstarted.size > 0) for (const start of this.seedStarts) if (this.unstarted.has(start.grid.id)) this.makeSeedStart(start);
+    // All made: the plan is not needed any more.
+    this.seedStarts.length = 0;
+    if (!this.outOfOrder) return;
+    this.outOfOrder = false;
+    const made = this.state.cloudServers.splice(this.seedServerCount).sort((a, b) => a.id - b.id);
+    for (const server of made) this.state.cloudServers.push(server);
+    const sorted = [...this.servers.values()].sort((a, b) => a.id - b.id);
+    this.servers.clear();
+    for (const server of sorted) this.servers.set(server.id, server);
+  }
+
+  /** How many of the seed's starts are still to be made. */
+  get unstartedGrids(): number {
+    return this.unstarted.size;
+  }
+
+  /** Servers the seed's starts still to be made will create (counted, not made). */
+  unstartedServers(): number {
+    return this.unstartedServerCount;
+  }
+
+  private makeSeedStart(start: SeedStart): void {
+    this.unstarted.delete(start.grid.id);
+    this.unstartedServerCount -= serverCount(start.grid);
+    this.asSeedStart(start.grid, () => this.deploy(start.grid, start.at, SEED_USER, start.firstServerId, start.counter));
   }
 
   // -------------------------------------------------------------------------------------
@@ -86,6 +172,7 @@ export class GridStore extends ResourceStore<GridSeed, GridState, GridDurations>
 
   /** Grids that have been started at least once, terminated ones included. */
   listGrids(): Grid[] {
+    this.readyAll();
     const now = this.clock.now();
     return this.state.grids
       .filter((g) => g.deployment)
@@ -94,17 +181,17 @@ export class GridStore extends ResourceStore<GridSeed, GridState, GridDurations>
   }
 
   getGrid(id: number): Grid {
-    return this.gridView(this.record(id), this.clock.now(), 'read');
+    return this.gridView(this.ready(this.record(id)), this.clock.now(), 'read');
   }
 
   /** GET's view of a grid at `at` (the event stream's); undefined when there is none. */
   gridAt(id: number, at: number): Grid | undefined {
-    const grid = this.byId.get(id);
+    const grid = this.ready(this.byId.get(id));
     return grid && this.gridView(grid, at, 'read');
   }
 
   startGrid(id: number, user: string): Grid {
-    const grid = this.record(id);
+    const grid = this.ready(this.record(id));
     const now = this.clock.now();
     const state = gridState(grid, now);
     if (!FINAL_GRID_STATES.has(state)) throw invalid(`grid ${id} is ${state}: it cannot be started until it reaches a final state`);
@@ -114,7 +201,7 @@ export class GridStore extends ResourceStore<GridSeed, GridState, GridDurations>
 
   /** Terminate when deployed, cancel while deploying, nothing when already down. */
   terminateGrid(id: number): Grid {
-    const grid = this.record(id);
+    const grid = this.ready(this.record(id));
     const now = this.clock.now();
     const state = gridState(grid, now);
     const deployment = grid.deployment;
@@ -139,7 +226,7 @@ export class GridStore extends ResourceStore<GridSeed, GridState, GridDurations>
 
   /** Chooses how the next start ends (consumed by that start); null clears it. */
   setNextStartOutcome(id: number, outcome: string | null): void {
-    const grid = this.record(id);
+    const grid = this.ready(this.record(id));
     if (outcome === null) delete grid.nextStartOutcome;
     else if (isOneOf(GRID_START_OUTCOMES, outcome)) grid.nextStartOutcome = outcome;
     else throw invalid(`unknown start outcome '${outcome}' for a grid: use ${GRID_START_OUTCOMES.join(', ')}`);
@@ -150,6 +237,7 @@ export class GridStore extends ResourceStore<GridSeed, GridState, GridDurations>
   // -------------------------------------------------------------------------------------
 
   listCloudServers(): CloudServerListItem[] {
+    this.readyAll();
     const now = this.clock.now();
     const list: CloudServerListItem[] = [];
     for (const server of this.servers.values()) list.push(cloudServerListItem(server, now));
@@ -162,7 +250,7 @@ export class GridStore extends ResourceStore<GridSeed, GridState, GridDurations>
 
   /** GET's view of a cloud server at `at` (the event stream's); undefined when there is none. */
   cloudServerAt(id: number, at: number): CloudServer | undefined {
-    const server = this.servers.get(id);
+    const server = this.serverOrUndefined(id);
     return server && cloudServerView(server, at);
   }
 
@@ -211,7 +299,7 @@ export class GridStore extends ResourceStore<GridSeed, GridState, GridDurations>
    * went down. Undefined for a grid never started.
    */
   capacity(id: number, now: number): GridCapacity | undefined {
-    const grid = this.byId.get(id);
+    const grid = this.ready(this.byId.get(id));
     const deployment = grid?.deployment;
     if (!grid || !deployment) return undefined;
     const loadServerIds: number[] = [];
@@ -226,6 +314,7 @@ export class GridStore extends ResourceStore<GridSeed, GridState, GridDurations>
 
   /** capacity() of every grid that has a deployment. */
   capacities(now: number): GridCapacity[] {
+    this.readyAll();
     const out: GridCapacity[] = [];
     for (const grid of this.byId.values()) if (grid.deployment) out.push(this.capacity(grid.id, now)!);
     return out;
@@ -236,7 +325,26 @@ export class GridStore extends ResourceStore<GridSeed, GridState, GridDurations>
   // -------------------------------------------------------------------------------------
 
   private server(id: number): CloudServerRecord {
-    return existing(this.servers, id, 'cloud server');
+    const server = this.serverOrUndefined(id);
+    if (server === undefined) return existing(this.servers, id, 'cloud server');
+    return server;
+  }
+
+  /** The server with this id, its grid's seed start made first when it is one of that start's. */
+  private serverOrUndefined(id: number): CloudServerRecord | undefined {
+    const { first, end } = this.seedServerIds;
+    if (this.unstarted.size > 0 && id >= first && id < end) {
+      // The seed's starts are in the order of their ids: the last one that begins at or before `id`.
+      let lo = 0;
+      let hi = this.seedStarts.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (this.seedStarts[mid].firstServerId <= id) lo = mid;
+        else hi = mid - 1;
+      }
+      this.ready(this.seedStarts[lo].grid);
+    }
+    return this.servers.get(id);
   }
 
   private deploymentServers(grid: GridSeed): CloudServerRecord[] {
@@ -265,10 +373,11 @@ export class GridStore extends ResourceStore<GridSeed, GridState, GridDurations>
     deployment.journal.splice(later < 0 ? deployment.journal.length : later, 0, { at: now, text, type });
   }
 
-  private newInstanceId(gridId: number, at: number): string {
+  /** The next value of the instance counter, which wraps as a Java short does. */
+  private nextCounter(): number {
     const counter = this.instanceCounter;
     this.instanceCounter = counter >= 0x7fff ? -0x8000 : counter + 1;
-    return `${INSTANCE_HOST}:${gridId.toString(16)}:${at.toString(16)}:${signedHex(counter)}`;
+    return counter;
   }
 
   /**
@@ -276,6 +385,13 @@ export class GridStore extends ResourceStore<GridSeed, GridState, GridDurations>
    * cloud servers are created from the grid's templates, and the whole schedule is written.
    */
   protected launch(grid: GridSeed, at: number, user: string): void {
+    const first = this.nextServerId;
+    this.nextServerId += serverCount(grid);
+    this.deploy(grid, at, user, first, this.nextCounter());
+  }
+
+  /** launch() with the server ids (from `firstServerId` on) and instance counter it takes. */
+  private deploy(grid: GridSeed, at: number, user: string, firstServerId: number, counter: number): void {
     const durations = this.durations(grid);
     for (const old of this.deploymentServers(grid)) {
       if (SERVER_DOWN.has(serverState(old, at))) continue;
@@ -285,9 +401,10 @@ export class GridStore extends ResourceStore<GridSeed, GridState, GridDurations>
     const outcome: GridStartOutcome = grid.nextStartOutcome ?? grid.startOutcome;
     delete grid.nextStartOutcome;
 
-    const created = grid.servers.flatMap((template) =>
-      Array.from({ length: template.count }, () => newServer(template, this.nextServerId++, grid.id, at)),
-    );
+    let id = firstServerId;
+    const created = grid.servers.flatMap((template) => Array.from({ length: template.count }, () => newServer(template, id++, grid.id, at)));
+    if (firstServerId < this.highestServerId) this.outOfOrder = true;
+    else if (created.length > 0) this.highestServerId = id - 1;
     const plan = planGridStart({
       outcome,
       monitors: grid.monitors,
@@ -308,7 +425,7 @@ export class GridStore extends ResourceStore<GridSeed, GridState, GridDurations>
       this.state.cloudServers.push(server);
     });
     grid.deployment = {
-      instanceId: this.newInstanceId(grid.id, at),
+      instanceId: `${INSTANCE_HOST}:${grid.id.toString(16)}:${at.toString(16)}:${signedHex(counter)}`,
       startedAt: at,
       startedBy: user,
       steps: plan.steps,

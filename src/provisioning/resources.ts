@@ -163,14 +163,24 @@ export abstract class ResourceStore<R extends { id: number; name: string; starte
    */
   protected startSeeded(records: readonly R[], loadedAt: number, user: (record: R) => string): void {
     for (const record of records) {
-      if (record.startedAgoMs === undefined || this.spec.stepsOf(record)) continue;
-      // The seed's own start follows the resource's startOutcome: an outcome chosen for the next
-      // start only (a scenario) is kept for the next start someone makes.
-      const own = record as { nextStartOutcome?: string };
-      const chosen = own.nextStartOutcome;
-      delete own.nextStartOutcome;
-      this.launch(record, loadedAt - record.startedAgoMs, user(record));
-      if (chosen !== undefined) own.nextStartOutcome = chosen;
+      if (this.startsOnLoad(record)) this.asSeedStart(record, () => this.launch(record, loadedAt - record.startedAgoMs!, user(record)));
     }
+  }
+
+  /** Whether the seed asks to be started at load time and its export does not carry that start already. */
+  protected startsOnLoad(record: R): boolean {
+    return record.startedAgoMs !== undefined && !this.spec.stepsOf(record);
+  }
+
+  /**
+   * Makes a seed's own start with `start`: it follows the resource's startOutcome, and an
+   * outcome chosen for the next start only (a scenario) is kept for the next start someone makes.
+   */
+  protected asSeedStart(record: R, start: () => void): void {
+    const own = record as { nextStartOutcome?: string };
+    const chosen = own.nextStartOutcome;
+    delete own.nextStartOutcome;
+    start();
+    if (chosen !== undefined) own.nextStartOutcome = chosen;
   }
 }

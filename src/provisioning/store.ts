@@ -60,11 +60,14 @@ function seededServerCount(grids: readonly GridSeed[]): number {
  * export() hands back exactly what a fixture file would hold. Every action writes a schedule;
  * every read works the state out from the clock.
  *
- * The records are copied, and the resources the seed starts on load are started (a grid's
- * cloud servers created, every schedule and journal written), on the store's first use other
- * than counts(), not when it is built: a reset or a sandbox nobody reads costs nothing here.
- * The start is still dated from the moment the store was built, so what a read sees is the
- * same whenever the parts are made.
+ * The records are copied, and the resources the seed starts on load are started, on the
+ * store's first use other than counts(), not when it is built: a reset or a sandbox nobody
+ * reads costs nothing here. A grid's start (its cloud servers created, its schedule and
+ * journal written) is made later still, on the first read of that grid or one of its servers
+ * (of all of them for a list, an export or a schedule): a reset followed by a read of one grid
+ * makes one deployment, not a thousand. Every start is still dated from the moment the store
+ * was built and takes the ids it would take in seed order, so what a read sees is the same
+ * whenever and in whatever order the parts are made.
  */
 export class ProvisioningStore {
   private made?: Parts;
@@ -92,9 +95,14 @@ export class ProvisioningStore {
     return (this.made ??= this.make());
   }
 
-  /** Whether the records have been copied and the seed's starts made (for tests). */
+  /** Whether the records have been copied (for tests). */
   get built(): boolean {
     return this.made !== undefined;
+  }
+
+  /** How many grid starts of the seed are still to be made, each on the first read of its grid (for tests). */
+  get unstartedGrids(): number {
+    return this.made?.grids.unstartedGrids ?? 0;
   }
 
   private make(): Parts {
@@ -112,8 +120,11 @@ export class ProvisioningStore {
     return { state, grids, rsdbs, environments, schedules };
   }
 
-  private get state(): ProvisioningSections {
-    return this.parts.state;
+  /** The records with every seed start made: what a list, an export or a schedule reads. */
+  private get wholeState(): ProvisioningSections {
+    const { state, grids } = this.parts;
+    grids.readyAll();
+    return state;
   }
 
   private get grids(): GridStore {
@@ -129,17 +140,18 @@ export class ProvisioningStore {
   }
 
   private get schedules(): Readonly<Record<ResourceKind, ScheduleReader>> {
+    this.parts.grids.readyAll();
     return this.parts.schedules;
   }
 
   /** The records of the repository objects this store owns (the Objects calls), read only. */
   catalog(): Readonly<Pick<ProvisioningSections, 'grids' | 'environments' | 'rsdbs'>> {
-    return this.state;
+    return this.wholeState;
   }
 
   /** The four sections in the fixture format; importing them restores this very state. */
   export(): ProvisioningSections {
-    const { grids, cloudServers, rsdbs, environments } = this.state;
+    const { grids, cloudServers, rsdbs, environments } = this.wholeState;
     return structuredClone({ grids, cloudServers, rsdbs, environments });
   }
 
@@ -151,7 +163,7 @@ export class ProvisioningStore {
    * that the snapshot has been written out: from then on it needs no copy.
    */
   snapshot(): { sections: Record<keyof ProvisioningSections, SectionSnapshot>; release: () => void } {
-    const { grids, cloudServers, rsdbs, environments } = this.state;
+    const { grids, cloudServers, rsdbs, environments } = this.wholeState;
     const lists = [[...grids], [...cloudServers], [...rsdbs], [...environments]];
     this.readers.add(lists);
     const [g, c, r, e] = lists;
@@ -170,7 +182,7 @@ export class ProvisioningStore {
   counts(): Record<keyof ProvisioningSections, number> {
     // Read from the seed while the parts are not made: the same numbers, nothing built.
     const { grids, cloudServers, rsdbs, environments } = this.made?.state ?? this.seed;
-    const seeded = this.made ? 0 : seededServerCount(grids);
+    const seeded = this.made ? this.made.grids.unstartedServers() : seededServerCount(grids);
     return { grids: grids.length, cloudServers: cloudServers.length + seeded, rsdbs: rsdbs.length, environments: environments.length };
   }
 

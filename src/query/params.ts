@@ -31,28 +31,6 @@ const UNMODELLED = [
   'site-version',
 ];
 
-const KNOWN = new Set([
-  'format',
-  'date',
-  'date-comparator',
-  'date-start',
-  'date-end',
-  'trailing-seconds',
-  'timezone',
-  'timer',
-  'custom-timer',
-  'metric',
-  'metrics',
-  'dimension',
-  'percentile',
-  'series-format',
-  'limit',
-  'sortby',
-  'interval',
-  ...DRILLDOWNS,
-  ...UNMODELLED,
-]);
-
 const COMPARATORS: Record<string, number> = {
   Last30Minutes: 30 * MINUTE,
   LastHour: HOUR,
@@ -90,11 +68,6 @@ const badValue = (name: string, value: string, why: string) => invalid(`Invalid 
 function list(value: string | string[] | undefined): string[] {
   if (value === undefined) return [];
   return Array.isArray(value) ? value : [value];
-}
-
-/** The one value of a parameter (the first of repeats, as the service reads a single one). */
-function one(query: QueryQuery, name: string): string | undefined {
-  return list(query[name])[0];
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
@@ -177,15 +150,112 @@ function integer(name: string, text: string, min: number, max: number): number {
   return Number(text);
 }
 
+/**
+ * The parameters a query gives, read in one pass over the names it has (a handful), not by
+ * looking up each of the thirty-odd names it could have: a query string's object has a
+ * different shape for every combination of names, so each lookup by name is a slow one.
+ */
+interface Given {
+  /** Each the first value of its parameter (the service reads a single one). */
+  format?: string;
+  date?: string;
+  comparator?: string;
+  start?: string;
+  end?: string;
+  trailingSeconds?: string;
+  timezone?: string;
+  customTimer?: string;
+  metrics?: string;
+  dimension?: string;
+  percentile?: string;
+  seriesFormat?: string;
+  /** Repeatable: every value. */
+  timer?: string[];
+  metric?: string[];
+  drilldowns?: Partial<Record<Drilldown, string | string[]>>;
+  /** A filter on a dimension the model does not have, or a custom dimension: no beacon matches. */
+  unmodelledFilter: boolean;
+}
+
+const UNMODELLED_SET: ReadonlySet<string> = new Set(UNMODELLED);
+const DRILLDOWN_SET: ReadonlySet<string> = new Set(DRILLDOWNS);
+
+function first(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Reads the names a query has; refuses the first one that is not a parameter. */
+function given(query: QueryQuery): Given {
+  const g: Given = { unmodelledFilter: false };
+  // Bounded by the query string, which the HTTP parser bounds.
+  for (const name of Object.keys(query)) {
+    const value = query[name];
+    switch (name) {
+      case 'format':
+        g.format = first(value);
+        break;
+      case 'date':
+        g.date = first(value);
+        break;
+      case 'date-comparator':
+        g.comparator = first(value);
+        break;
+      case 'date-start':
+        g.start = first(value);
+        break;
+      case 'date-end':
+        g.end = first(value);
+        break;
+      case 'trailing-seconds':
+        g.trailingSeconds = first(value);
+        break;
+      case 'timezone':
+        g.timezone = first(value);
+        break;
+      case 'timer':
+        g.timer = list(value);
+        break;
+      case 'custom-timer':
+        g.customTimer = first(value);
+        break;
+      case 'metric':
+        g.metric = list(value);
+        break;
+      case 'metrics':
+        g.metrics = first(value);
+        break;
+      case 'dimension':
+        g.dimension = first(value);
+        break;
+      case 'percentile':
+        g.percentile = first(value);
+        break;
+      case 'series-format':
+        g.seriesFormat = first(value);
+        break;
+      case 'limit':
+      case 'sortby':
+      case 'interval':
+        break;
+      default:
+        if (DRILLDOWN_SET.has(name)) (g.drilldowns ??= {})[name as Drilldown] = value;
+        else if (UNMODELLED_SET.has(name)) g.unmodelledFilter ||= value !== undefined;
+        else if (name.startsWith('custom-dimension-')) g.unmodelledFilter = true;
+        else throw invalid(`Invalid parameter: ${name} is not a parameter of this query: ${list(value)[0] ?? ''}`);
+    }
+  }
+  return g;
+}
+
 /** The time range a query asks for, given the emulator's now. */
-function rangeOf(query: QueryQuery, tz: string, now: number): { from: number; to: number } {
-  const date = one(query, 'date');
+function rangeOf(g: Given, tz: string, now: number): { from: number; to: number } {
+  const date = g.date;
   if (date !== undefined) {
     const day = calendarDate(date);
     if (!day) throw badValue('date', date, 'must be a calendar date (YYYY-MM-DD)');
     return { from: wallToUtc(tz, day.y, day.m, day.d), to: wallToUtc(tz, day.y, day.m, day.d + 1) };
   }
-  const comparator = one(query, 'date-comparator') ?? 'Today';
+  const comparator = g.comparator ?? 'Today';
   const span = COMPARATORS[comparator];
   if (span !== undefined) return { from: now - span, to: now };
   const today = wallOf(tz, now);
@@ -200,13 +270,13 @@ function rangeOf(query: QueryQuery, tz: string, now: number): { from: number; to
     case 'ThisMonth':
       return { from: wallToUtc(tz, today.y, today.m, 1), to: now };
     case 'Last': {
-      const seconds = one(query, 'trailing-seconds');
+      const seconds = g.trailingSeconds;
       if (seconds === undefined) throw invalid('Invalid parameter: trailing-seconds is required with date-comparator Last: (missing)');
       return { from: now - integer('trailing-seconds', seconds, 1, MAX_RANGE_DAYS * 86_400) * 1000, to: now };
     }
     case 'Between': {
-      const start = one(query, 'date-start');
-      const end = one(query, 'date-end');
+      const start = g.start;
+      const end = g.end;
       if (start === undefined || end === undefined) {
         throw invalid(`Invalid parameter: ${start === undefined ? 'date-start' : 'date-end'} is required with date-comparator Between: (missing)`);
       }
@@ -220,47 +290,50 @@ function rangeOf(query: QueryQuery, tz: string, now: number): { from: number; to
   }
 }
 
+/** The drill-downs of a query without any: one object, so the store can tell it at once. */
+export const NO_DRILLDOWNS: QueryRequest['drilldowns'] = Object.freeze({});
+/** Shared by every query without the parameter: frozen, so that nothing can change it. */
+const NO_VALUES = Object.freeze([]) as unknown as string[];
+
 /** Reads and checks every parameter of a query. */
 export function parseQuery(query: QueryQuery, now: number): QueryRequest {
-  // Bounded by the query string, which the HTTP parser bounds.
-  for (const name of Object.keys(query)) {
-    if (!KNOWN.has(name) && !name.startsWith('custom-dimension-')) throw invalid(`Invalid parameter: ${name} is not a parameter of this query: ${list(query[name])[0] ?? ''}`);
-  }
-  const format = one(query, 'format');
+  const g = given(query);
+  const format = g.format;
   if (format !== undefined && format !== 'json' && format !== 'legacy') throw badValue('format', format, 'must be json');
-  const seriesFormat = one(query, 'series-format');
+  const seriesFormat = g.seriesFormat;
   if (seriesFormat !== undefined && seriesFormat !== 'json' && seriesFormat !== 'js') throw badValue('series-format', seriesFormat, 'must be js or json');
-  const timezone = one(query, 'timezone') ?? 'UTC';
+  const timezone = g.timezone ?? 'UTC';
   try {
     formatter(timezone);
   } catch {
     throw badValue('timezone', timezone, 'must be a time zone name such as UTC or Europe/London');
   }
-  const { from, to } = rangeOf(query, timezone, now);
-  if (to - from > MAX_RANGE_DAYS * DAY) throw badValue('date-end', one(query, 'date-end') ?? String(to), `spans more than ${MAX_RANGE_DAYS} days`);
-  const percentileText = one(query, 'percentile');
+  const { from, to } = rangeOf(g, timezone, now);
+  if (to - from > MAX_RANGE_DAYS * DAY) throw badValue('date-end', g.end ?? String(to), `spans more than ${MAX_RANGE_DAYS} days`);
+  const percentileText = g.percentile;
   const percentile = percentileText === undefined ? 50 : integer('percentile', percentileText, 1, 99);
-  const drilldowns: QueryRequest['drilldowns'] = {};
-  for (const name of DRILLDOWNS) {
-    const values = list(query[name]).flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v.length > 0);
-    if (values.length > 100) throw badValue(name, values[100], 'is repeated more than 100 times');
-    if (values.length) drilldowns[name] = values;
+  let drilldowns = NO_DRILLDOWNS;
+  if (g.drilldowns !== undefined) {
+    drilldowns = {};
+    for (const name of DRILLDOWNS) {
+      const values = list(g.drilldowns[name]).flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v.length > 0);
+      if (values.length > 100) throw badValue(name, values[100], 'is repeated more than 100 times');
+      if (values.length) drilldowns[name] = values;
+    }
   }
-  const unmodelledFilter =
-    UNMODELLED.some((name) => query[name] !== undefined) || Object.keys(query).some((name) => name.startsWith('custom-dimension-'));
-  const metricsText = one(query, 'metrics');
+  const metricsText = g.metrics;
   return {
     from,
     to,
     timezone,
-    timers: list(query.timer).slice(0, 50),
-    customTimer: one(query, 'custom-timer'),
-    metrics: list(query.metric).slice(0, 50),
+    timers: g.timer === undefined ? NO_VALUES : g.timer.slice(0, 50),
+    customTimer: g.customTimer,
+    metrics: g.metric === undefined ? NO_VALUES : g.metric.slice(0, 50),
     columns: metricsText === undefined ? undefined : metricsText.split(',').map((m) => m.trim()).filter(Boolean).slice(0, 50),
-    dimension: one(query, 'dimension'),
+    dimension: g.dimension,
     percentile,
     seriesJson: seriesFormat === 'json',
     drilldowns,
-    unmodelledFilter,
+    unmodelledFilter: g.unmodelledFilter,
   };
 }

@@ -24,7 +24,7 @@ import {
   type Selection,
   type Timer,
 } from './model.js';
-import { parseQuery, type QueryRequest } from './params.js';
+import { NO_DRILLDOWNS, parseQuery, type QueryRequest } from './params.js';
 import type { Incident, IncidentCreateBody, IncidentSeed, QueryDomain, QueryPorts, QueryQuery, QuerySections } from './schemas.js';
 
 const MINUTE = 60_000;
@@ -114,6 +114,26 @@ class BlockCache {
   }
 }
 
+/** The selection of a query without drill-downs: every beacon. One object, so its cache key is worked out once. */
+const EVERY_BEACON: Selection = Object.freeze({});
+const EVERY_BEACON_KEY = selectionKey(EVERY_BEACON);
+
+/** A summary's body: its numbers as the service writes them, strings (all null without data). */
+type SummaryBody = Record<'median' | 'moe' | 'n' | 'p95' | 'p98', string | null>;
+
+/** The domains of a catalogue by app key, worked out once per catalogue (it is replaced, not changed, when domains change). */
+const domainsByKey = new WeakMap<readonly QueryDomain[], Map<string, QueryDomain>>();
+function domainByKey(domains: readonly QueryDomain[], apiKey: string): QueryDomain | undefined {
+  let byKey = domainsByKey.get(domains);
+  if (!byKey) {
+    byKey = new Map();
+    // The first domain with a key wins, as a search in order would find it.
+    for (const d of domains) if (!byKey.has(d.apiKey)) byKey.set(d.apiKey, d);
+    domainsByKey.set(domains, byKey);
+  }
+  return byKey.get(apiKey);
+}
+
 const round2 = (x: number) => Math.round(x * 100) / 100;
 const mid = (k: number) => (BUCKET_EDGES[k] + BUCKET_EDGES[k + 1]) / 2;
 
@@ -167,6 +187,12 @@ export class QueryStore {
   private nextIncidentId: number;
   private readonly generators = new Map<number, RumGenerator>();
   private readonly cache = new BlockCache(QUERY_CACHE_BYTES);
+  /**
+   * The summary body of a block of counts, with the percentile it was worked out for. A block
+   * in the cache never changes (incidents clear the cache; time moving on makes a new range,
+   * so a new block): a client polling one summary gets the body it got, until the next minute.
+   */
+  private readonly summaries = new WeakMap<Float64Array, { percentile: number; body: SummaryBody }>();
   /** Goes up when incidents change, so that a computation under way keeps nothing it made before. */
   private generation = 0;
 
@@ -197,7 +223,7 @@ export class QueryStore {
 
   /** The domain of an app key, if the session's tenant may query it. */
   private domainOf(apiKey: string, tenant: string | undefined): QueryDomain {
-    const domain = this.ports.domains().find((d) => d.apiKey === apiKey);
+    const domain = domainByKey(this.ports.domains(), apiKey);
     if (!domain) throw missing(`no app has the app key '${apiKey}'; the apiKey attribute of a domain object is its app key`);
     if (domain.tenant !== undefined && tenant !== undefined && domain.tenant !== tenant) {
       throw new DomainError('unauthorized', `the app key '${apiKey}' belongs to another tenant than the security token's`);
@@ -226,6 +252,17 @@ export class QueryStore {
    */
   private async aggregate(gen: RumGenerator, timer: Timer, selection: Selection, fromMin: number, toMin: number, by?: Dimension): Promise<Float64Array> {
     const model = gen.model;
+    const size = (by === undefined ? 1 : by === 'pageGroup' ? model.pageGroups.length : model.dimensions[by].length) * BLOCK_SIZE;
+    if (selection.empty) return new Float64Array(size);
+    const key = `${model.domainId}|${timer.id}|${selection === EVERY_BEACON ? EVERY_BEACON_KEY : selectionKey(selection)}|${by ?? ''}|`;
+    // The counts of a range already answered: its minutes are complete, so they stay what they
+    // were until incidents change (which clears the cache). A client polling one query (a
+    // dashboard) gets it from here until the next minute completes, instead of working out the
+    // partial hours at both ends of the range again each time (a 30-day summary: up to 118
+    // minutes, about 100 µs a request). Kept in the same bounded cache as the blocks.
+    const rangeKey = `${key}r${fromMin}-${toMin}`;
+    const answered = this.cache.get(rangeKey);
+    if (answered) return answered;
     // A long range not yet in the cache is worked out a few hours at a time, letting other
     // requests in between; blocks made before an incident changed are not kept.
     const generation = this.generation;
@@ -238,18 +275,7 @@ export class QueryStore {
     const keep = (k: string, block: Float64Array) => {
       if (generation === this.generation) this.cache.set(k, block);
     };
-    const size = (by === undefined ? 1 : by === 'pageGroup' ? model.pageGroups.length : model.dimensions[by].length) * BLOCK_SIZE;
     const out = new Float64Array(size);
-    if (selection.empty) return out;
-    const key = `${model.domainId}|${timer.id}|${selectionKey(selection)}|${by ?? ''}|`;
-    // The counts of a range already answered: its minutes are complete, so they stay what they
-    // were until incidents change (which clears the cache). A client polling one query (a
-    // dashboard) gets it from here until the next minute completes, instead of working out the
-    // partial hours at both ends of the range again each time (a 30-day summary: up to 118
-    // minutes, about 100 µs a request). Kept in the same bounded cache as the blocks.
-    const rangeKey = `${key}r${fromMin}-${toMin}`;
-    const answered = this.cache.get(rangeKey);
-    if (answered) return answered;
     const add = (block: Float64Array) => {
       for (let k = 0; k < size; k++) out[k] += block[k];
     };
@@ -325,6 +351,7 @@ export class QueryStore {
   private selectionOf(model: RumModel, request: QueryRequest): Selection {
     if (request.unmodelledFilter) return { empty: true };
     const d = request.drilldowns;
+    if (d === NO_DRILLDOWNS) return EVERY_BEACON;
     const selection: Selection = {};
     const pick = (names: string[] | undefined, list: ReadonlyArray<{ name: string }>): number[] | undefined =>
       names === undefined ? undefined : list.flatMap((v, i) => (names.includes(v.name) ? [i] : []));
@@ -363,9 +390,16 @@ export class QueryStore {
 
     switch (type) {
       case 'summary': {
-        const s = statsOf(await this.aggregate(gen, timer, selection, fromMin, toMin), request.percentile);
-        if (s.n === 0) return { median: null, moe: null, n: null, p95: null, p98: null };
-        return { median: String(s.median), moe: String(s.moe), n: String(s.n), p95: String(s.p95), p98: String(s.p98) };
+        const block = await this.aggregate(gen, timer, selection, fromMin, toMin);
+        const known = this.summaries.get(block);
+        if (known?.percentile === request.percentile) return known.body;
+        const s = statsOf(block, request.percentile);
+        const body: SummaryBody =
+          s.n === 0
+            ? { median: null, moe: null, n: null, p95: null, p98: null }
+            : { median: String(s.median), moe: String(s.moe), n: String(s.n), p95: String(s.p95), p98: String(s.p98) };
+        this.summaries.set(block, { percentile: request.percentile, body });
+        return body;
       }
       case 'histogram': {
         const block = await this.aggregate(gen, timer, selection, fromMin, toMin);

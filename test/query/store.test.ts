@@ -116,6 +116,14 @@ describe('the Query API store', () => {
       const next = await store.query('KEY-A', 'summary', { 'date-comparator': 'Last30Days' });
       expect(counted.count()).toBeGreaterThan(0);
       expect(next).toEqual(await storeOf({}, new ManualClock(clock.now())).query('KEY-A', 'summary', { 'date-comparator': 'Last30Days' }));
+      // Another percentile over the same counts is its own answer, and the first one comes back unchanged.
+      const p90 = await store.query('KEY-A', 'summary', { 'date-comparator': 'Last30Days', percentile: '90' });
+      expect(Number(p90.median)).toBeGreaterThan(Number(next.median));
+      expect(await store.query('KEY-A', 'summary', { 'date-comparator': 'Last30Days' })).toEqual(next);
+      // A drill-down is its own selection: fewer beacons than every one (one of the two tests, 45% of them).
+      const control = await store.query('KEY-A', 'summary', { 'date-comparator': 'Last30Days', 'ab-test': 'Control' });
+      expect(Number(control.n)).toBeGreaterThan(0);
+      expect(Number(control.n)).toBeLessThan(Number(next.n));
       // An incident over the range changes the numbers: the answer kept for it is not used.
       store.createIncident({ domainId: 7, start: clock.now() - 3_600_000, end: clock.now(), loadTimeFactor: 5, title: 'slow' });
       expect((await store.query('KEY-A', 'summary', { 'date-comparator': 'Last30Days' })).median).not.toBe(next.median);
