@@ -64,4 +64,19 @@ describe('annotation bodies written by JSON.stringify', () => {
     expect(list.statusCode, list.body).toBe(200);
     expect(list.body).toBe(fastJson(AnnotationListWrappedSchema as object)(JSON.parse(list.body)));
   });
+
+  it('lists an annotation as it is now after it was listed, changed and deleted (the kept texts follow)', async () => {
+    ({ app } = await makeApp(seed()));
+    const url = `${BASE}?date-start=${T0 - 6 * HOUR}&date-end=${T0 + HOUR}`;
+    const listed = async () => (await app.inject({ url, headers: AUTH })).json() as Array<{ id: number; title: string; end?: number }>;
+    expect((await listed()).map((a) => a.title)).toEqual(['Deploy', 'Sale "spring"', 'CDN outage']);
+    const json = { ...AUTH, 'content-type': 'application/json' };
+    const put = await app.inject({ method: 'PUT', url: `${BASE}/100`, headers: json, payload: { title: 'Deploy 2', end: T0 - 4.5 * HOUR } });
+    expect(put.statusCode, put.body).toBe(200);
+    expect((await listed())[0]).toMatchObject({ id: 100, title: 'Deploy 2', end: T0 - 4.5 * HOUR });
+    expect((await app.inject({ method: 'DELETE', url: `${BASE}/101`, headers: AUTH })).statusCode).toBe(204);
+    expect((await listed()).map((a) => a.id)).toEqual([100, 102]);
+    const made = await app.inject({ method: 'POST', url: BASE, headers: json, payload: { title: 'new', text: 'x', start: T0 } });
+    expect((await listed()).map((a) => a.id)).toEqual([100, 102, (made.json() as { id: number }).id]);
+  });
 });
