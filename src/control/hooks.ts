@@ -238,6 +238,10 @@ function sendPlainError(reply: FastifyReply, err: DomainError): void {
  * create one at all. A sandbox is marked used in preHandler too: a refused request does not
  * keep one alive.
  */
+/** The last X-Emulator-Now written, and its text: requests of the same millisecond share it. */
+let lastNow = Number.NaN;
+let lastNowText = '';
+
 /** Sets the world that serves the request and when it arrived (for the journal); true: the request goes on. */
 function arrived(request: FastifyRequest, reply: FastifyReply, world: World): true {
   request.world = world;
@@ -245,7 +249,11 @@ function arrived(request: FastifyRequest, reply: FastifyReply, world: World): tr
   request.arrivedAt = now;
   request.startedAt = stopwatch();
   // The emulated time of every answer, so that a page can say "5 minutes ago" in the emulator's time.
-  reply.header('x-emulator-now', `${now}`);
+  if (now !== lastNow) {
+    lastNow = now;
+    lastNowText = `${now}`;
+  }
+  reply.header('x-emulator-now', lastNowText);
   return true;
 }
 
