@@ -165,12 +165,13 @@ function takesText(schema: Schema): boolean {
 }
 
 /**
- * An object of text fields only (a path id, the Query API's repeatable parameters): text from
- * the URL needs no conversion to fit it.
+ * An object of text fields only (a path id, the Query API's repeatable parameters, the
+ * repository's attribute filters, any parameter a text): text from the URL needs no
+ * conversion to fit it.
  */
 function onlyStrings(schema: Schema): boolean {
   if (schema[Kind] !== 'Object' || schema.patternProperties !== undefined) return false;
-  if (typeof schema.additionalProperties === 'object') return false;
+  if (typeof schema.additionalProperties === 'object' && !takesText(schema.additionalProperties as Schema)) return false;
   return Object.values(schema.properties as Record<string, Schema>).every(takesText);
 }
 

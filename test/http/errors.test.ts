@@ -13,7 +13,7 @@ describe('unexpected errors', () => {
 
   it.each([
     ['provisioning', 'getGrid', { url: '/concerto/services/rest/CloudService/v1/grid/1', headers: AUTH }],
-    ['annotations', 'list', { url: '/concerto/mpulse/api/annotations/v1', headers: AUTH }],
+    ['annotations', 'listText', { url: '/concerto/mpulse/api/annotations/v1', headers: AUTH }],
   ] as const)('answer 500 with the JSON error body in %s', async (store, method, request) => {
     ({ app } = await makeApp(authSeed()));
     (app.world.stores[store] as unknown as Record<string, unknown>)[method] = boom;
