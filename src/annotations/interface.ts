@@ -1,5 +1,5 @@
 import type { Interface } from '../http/interface.js';
-import { AnnotationStore, annotationProblems, prepareSeedIndex } from './store.js';
+import { AnnotationStore, checkSeed, prepareSeedIndex } from './store.js';
 import { AnnotationSectionsSchema } from './schemas.js';
 import { ANNOTATIONS_PREFIX, annotationRoutes } from './routes.js';
 import { annotationObjects } from './objects.js';
@@ -24,10 +24,7 @@ export const annotations: Interface<'annotations', typeof AnnotationSectionsSche
       }
     }
   },
-  checks(state, { now }, problem) {
-    const { annotations: list } = state;
-    for (let i = 0; i < list.length; i++) annotationProblems(list[i], i, now, problem);
-  },
+  checks: (state, { now }, problem) => checkSeed(state.annotations, now, problem),
   build: (state, { clock }) => new AnnotationStore(state, clock),
   prepare: (state, { now }) => prepareSeedIndex(state.annotations, now),
   objects: annotationObjects,

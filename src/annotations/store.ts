@@ -63,12 +63,11 @@ export const FIRST_ANNOTATION_ID = 1_000_000;
  * resolves the relative times; without it, only what holds at any load time is checked.
  */
 export function annotationProblems(a: AnnotationSeed, i: number, now: number | undefined, report: (text: () => string) => void): void {
-  // Runs once per seed annotation: the text is only made for a problem.
-  const at = () => `$.annotations[${i}] (id ${a.id})`;
+  // Runs once per seed annotation: the text (and the closure that makes it) only for a problem.
   const badStart = (a.start === undefined) === (a.startAgoMs === undefined);
   const badEnd = a.end !== undefined && a.endAgoMs !== undefined;
-  if (badStart) report(() => `${at()}: give exactly one of start and startAgoMs (it has ${a.start === undefined ? 'neither' : 'both'})`);
-  if (badEnd) report(() => `${at()}: give at most one of end and endAgoMs (it has both)`);
+  if (badStart) report(() => `${entryAt(a, i)}: give exactly one of start and startAgoMs (it has ${a.start === undefined ? 'neither' : 'both'})`);
+  if (badEnd) report(() => `${entryAt(a, i)}: give at most one of end and endAgoMs (it has both)`);
   // Which start or end is meant is unknown: their order cannot be judged.
   if (badStart || badEnd) return;
   // Both relative, or both absolute: the order holds at any load time.
@@ -78,8 +77,39 @@ export function annotationProblems(a: AnnotationSeed, i: number, now: number | u
   const start = a.start ?? (a.startAgoMs !== undefined ? (base as number) - a.startAgoMs : undefined);
   const end = a.end ?? (a.endAgoMs !== undefined ? (base as number) - a.endAgoMs : undefined);
   if (start !== undefined && end !== undefined && end < start) {
-    report(() => (relative && now === undefined ? `${at()}: endAgoMs (${a.endAgoMs}) is longer ago than startAgoMs (${a.startAgoMs})` : `${at()}: end (${end}) is before start (${start})`));
+    report(() =>
+      relative && now === undefined
+        ? `${entryAt(a, i)}: endAgoMs (${a.endAgoMs}) is longer ago than startAgoMs (${a.startAgoMs})`
+        : `${entryAt(a, i)}: end (${end}) is before start (${start})`,
+    );
   }
+}
+
+/** How a problem names the annotation at `i` of a seed. */
+const entryAt = (a: AnnotationSeed, i: number) => `$.annotations[${i}] (id ${a.id})`;
+
+/**
+ * The interface's check of a state's annotations (annotationProblems of each, in order). When
+ * none has a problem at a given `now`, what the pass saw is kept for the state's annotations,
+ * so that a store built from them (at start, from the seed just loaded) does not check them again.
+ */
+export function checkSeed(annotations: readonly AnnotationSeed[], now: number | undefined, report: (text: () => string) => void): void {
+  let problems = 0;
+  const counted = (text: () => string) => {
+    problems++;
+    report(text);
+  };
+  let maxId = FIRST_ANNOTATION_ID - 1;
+  let relative = false;
+  for (let i = 0; i < annotations.length; i++) {
+    const seed = annotations[i];
+    annotationProblems(seed, i, now, counted);
+    if (seed.id > maxId) maxId = seed.id;
+    if (seed.start === undefined || seed.startAgoMs !== undefined || seed.endAgoMs !== undefined) relative = true;
+  }
+  // Without a `now`, a problem of a relative time may be left unseen: nothing is kept then.
+  // Relative times are checked again by each store, at its own load time (see the constructor).
+  if (problems === 0 && now !== undefined && !seedChecks.has(annotations)) seedChecks.set(annotations, { maxId, relative });
 }
 
 /** The problems of the annotation at `i` of a seed (see annotationProblems), added to `into`. */

@@ -172,9 +172,6 @@ export interface WorldSections {
 }
 
 
-/** An entry's place in the loader's sources, packed in one number (sources are few, entries fewer than 2^32). */
-const PACK = 2 ** 32;
-
 /**
  * From how many entries (all sections of all sources together) a state is checked by the
  * schema's compiled checker: compiling the whole state's schema takes about what Value.Check
@@ -303,6 +300,17 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
     else {
       state = {};
       for (const name of sectionNames) {
+        // A section that one source gives whole is that source's own array, uncopied.
+        const givers = sources.filter((_, k) => (kept[k]?.[name] ?? itemsOf(k, name)).length > 0);
+        if (givers.length === 1) {
+          const k = sources.indexOf(givers[0]);
+          if (kept[k] === undefined) {
+            const items = itemsOf(k, name);
+            state[name] = items;
+            segments[name] = [{ source: k, merged: 0, count: items.length }];
+            continue;
+          }
+        }
         const into: unknown[] = [];
         state[name] = into;
         const list: Segment[] = (segments[name] = []);
@@ -335,6 +343,9 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
     };
 
     // 3. Ids defined twice, among the entries whose id can be read (every valid one, and an invalid one that has it).
+    // An entry's place, `local * sourceCount + source`: a small integer (no number allocated
+    // for it) while entries are fewer than 2^31 / sourceCount, and exact up to 2^53 beyond.
+    const sourceCount = sources.length;
     const keys: Record<string, Map<string | number, number>> = {};
     for (const name of sectionNames) {
       const seen = (keys[name] = new Map<string | number, number>());
@@ -354,9 +365,9 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
             if (typeof key !== 'string' && (typeof key !== 'number' || Number.isNaN(key))) continue;
           }
           const earlier = seen.get(key as string | number);
-          if (earlier === undefined) seen.set(key as string | number, k * PACK + i);
+          if (earlier === undefined) seen.set(key as string | number, i * sourceCount + k);
           else {
-            const before = { source: Math.floor(earlier / PACK), local: earlier % PACK };
+            const before = { source: earlier % sourceCount, local: Math.floor(earlier / sourceCount) };
             add(k, `/${name}/${i}`, `duplicate ${name} entry ${JSON.stringify(key)}`, { source: before.source, pointer: `/${name}/${before.local}` });
           }
         }
