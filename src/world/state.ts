@@ -343,13 +343,45 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
     };
 
     // 3. Ids defined twice, among the entries whose id can be read (every valid one, and an invalid one that has it).
+    /** Whether every source giving the section is valid and its ids are numbers, each larger than the one before. */
+    const increasingKeys = (name: string): boolean => {
+      const keyOfEntry = keyOf[name];
+      let last = -Infinity;
+      for (let k = 0; k < sources.length; k++) {
+        const items = itemsOf(k, name);
+        if (items.length === 0) continue;
+        if (kept[k] !== undefined) return false;
+        for (let i = 0; i < items.length; i++) {
+          const key = keyOfEntry(items[i] as never);
+          if (typeof key !== 'number' || !(key > last)) return false;
+          last = key;
+        }
+      }
+      return true;
+    };
     // An entry's place, `local * sourceCount + source`: a small integer (no number allocated
     // for it) while entries are fewer than 2^31 / sourceCount, and exact up to 2^53 beyond.
     const sourceCount = sources.length;
-    const keys: Record<string, Map<string | number, number>> = {};
+    const keys: Record<string, SectionKeys> = {};
     for (const name of sectionNames) {
-      const seen = (keys[name] = new Map<string | number, number>());
       const keyOfEntry = keyOf[name];
+      // Ids that are numbers in increasing order (a generated seed, an export) are distinct:
+      // no map is needed to tell, and the set the checks below may ask is built on their first question.
+      if (increasingKeys(name)) {
+        let set: Set<string | number> | undefined;
+        const build = () => {
+          set = new Set();
+          for (let k = 0; k < sourceCount; k++) {
+            const items = itemsOf(k, name);
+            for (let i = 0; i < items.length; i++) set.add(keyOfEntry(items[i] as never));
+          }
+          return set;
+        };
+        keys[name] = { has: (key) => (set ?? build()).has(key) };
+        continue;
+      }
+      const seen = new Map<string | number, number>();
+      keys[name] = seen;
       sources.forEach((_, k) => {
         const items = itemsOf(k, name);
         const checked = kept[k] === undefined;
@@ -408,7 +440,7 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
       });
     for (const i of interfaces) i.references?.(state as never, keys as never, problem);
     for (const i of interfaces) i.checks?.(state as never, { now: options.now }, problem);
-    world?.problems?.(state, keys as unknown as Record<SectionName, SectionKeys>, problem);
+    world?.problems?.(state, keys, problem);
 
     // 5. Lines and columns of the problems listed: one pass over each text that has some.
     const bySource = new Map<number, Array<{ pointer: string; line?: number; column?: number }>>();
