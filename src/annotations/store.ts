@@ -94,6 +94,13 @@ const entryAt = (a: AnnotationSeed, i: number) => `$.annotations[${i}] (id ${a.i
  * so that a store built from them (at start, from the seed just loaded) does not check them again.
  */
 export function checkSeed(annotations: readonly AnnotationSeed[], now: number | undefined, report: (text: () => string) => void): void {
+  const clean = verified.get(annotations);
+  if (clean !== undefined) {
+    // Found to have nothing to report by checkReferences, just before (and only that once).
+    verified.delete(annotations);
+    if (now !== undefined && !seedChecks.has(annotations)) seedChecks.set(annotations, { maxId: clean, relative: false });
+    return;
+  }
   let problems = 0;
   const counted = (text: () => string) => {
     problems++;
@@ -110,6 +117,49 @@ export function checkSeed(annotations: readonly AnnotationSeed[], now: number | 
   // Without a `now`, a problem of a relative time may be left unseen: nothing is kept then.
   // Relative times are checked again by each store, at its own load time (see the constructor).
   if (problems === 0 && now !== undefined && !seedChecks.has(annotations)) seedChecks.set(annotations, { maxId, relative });
+}
+
+/**
+ * Annotations that checkReferences found, in its one pass, to name only domains that exist
+ * and to have none of the problems checkSeed looks for, at any load time (their times are all
+ * absolute): the largest id, for the checkSeed that comes next.
+ */
+const verified = new WeakMap<readonly AnnotationSeed[], number>();
+
+/**
+ * The interface's reference check: every domain an annotation names exists (`hasDomain`),
+ * each one that does not reported in order. The same pass looks for what checkSeed would
+ * find: when there is nothing (the usual seed, whose times are absolute), checkSeed, called
+ * next by the loader, has no pass of its own to make. When there is something to report, or
+ * a relative time (its problems depend on the load time), each check makes its own pass.
+ */
+export function checkReferences(annotations: readonly AnnotationSeed[], hasDomain: (id: number) => boolean, report: (text: () => string) => void): void {
+  let clean = true;
+  const spoilt = () => {
+    clean = false;
+  };
+  let maxId = FIRST_ANNOTATION_ID - 1;
+  for (let i = 0; clean && i < annotations.length; i++) {
+    const a = annotations[i];
+    if (a.start === undefined || a.startAgoMs !== undefined || a.endAgoMs !== undefined) clean = false;
+    const { domainIds } = a;
+    for (let j = 0; clean && j < domainIds.length; j++) if (!hasDomain(domainIds[j])) clean = false;
+    // Times all absolute: what it finds is the same at any load time.
+    if (clean) annotationProblems(a, i, undefined, spoilt);
+    if (a.id > maxId) maxId = a.id;
+  }
+  if (clean) {
+    verified.set(annotations, maxId);
+    return;
+  }
+  verified.delete(annotations);
+  for (let i = 0; i < annotations.length; i++) {
+    const { domainIds } = annotations[i];
+    for (let j = 0; j < domainIds.length; j++) {
+      const d = domainIds[j];
+      if (!hasDomain(d)) report(() => `$.annotations[${i}].domainIds[${j}]: no domain ${d}`);
+    }
+  }
 }
 
 /** The problems of the annotation at `i` of a seed (see annotationProblems), added to `into`. */
