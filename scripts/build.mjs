@@ -50,9 +50,11 @@ function plainCommonJs(dir = 'src') {
 
 /**
  * Packages left out of the bundle, loaded from node_modules as installed: pino starts its
- * transports (pino-pretty) in worker threads that load files by path.
+ * transports (pino-pretty) in worker threads that load files by path; the API reference, the
+ * OpenAPI document and the dashboard's files are served by packages loaded on their first
+ * request (src/http/deferred-packages.cjs), which a start then neither compiles nor runs.
  */
-const BUNDLE_EXTERNAL = ['pino', 'pino-pretty', 'thread-stream'];
+const BUNDLE_EXTERNAL = ['pino', 'pino-pretty', 'thread-stream', '@fastify/swagger', '@fastify/swagger-ui', '@fastify/static'];
 
 // Each bundle file's own place, for the CommonJS code in it (`require`, `__dirname`).
 const BUNDLE_BANNER = [

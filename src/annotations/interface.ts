@@ -1,5 +1,5 @@
 import type { Interface } from '../http/interface.js';
-import { AnnotationStore, annotationProblems, prepareSeedIndex } from './store.js';
+import { AnnotationStore, checkReferences, checkSeed, prepareSeedIndex } from './store.js';
 import { AnnotationSectionsSchema } from './schemas.js';
 import { ANNOTATIONS_PREFIX, annotationRoutes } from './routes.js';
 import { annotationObjects } from './objects.js';
@@ -13,21 +13,10 @@ export const annotations: Interface<'annotations', typeof AnnotationSectionsSche
   areas: [{ prefix: '/concerto/mpulse/api/annotations', access: 'token' }],
   sections: AnnotationSectionsSchema,
   keys: { domains: (d) => d.id, annotations: (a) => a.id },
-  references(state, keys, problem) {
-    // Plain loops: a seed can hold hundreds of thousands of annotations.
-    const { annotations: list } = state;
-    for (let i = 0; i < list.length; i++) {
-      const { domainIds } = list[i];
-      for (let j = 0; j < domainIds.length; j++) {
-        const d = domainIds[j];
-        if (!keys.domains.has(d)) problem(() => `$.annotations[${i}].domainIds[${j}]: no domain ${d}`);
-      }
-    }
-  },
-  checks(state, { now }, problem) {
-    const { annotations: list } = state;
-    for (let i = 0; i < list.length; i++) annotationProblems(list[i], i, now, problem);
-  },
+  // Plain loops: a seed can hold hundreds of thousands of annotations. The first makes one
+  // pass for both when neither has anything to report (see checkReferences).
+  references: (state, keys, problem) => checkReferences(state.annotations, (id) => keys.domains.has(id), problem),
+  checks: (state, { now }, problem) => checkSeed(state.annotations, now, problem),
   build: (state, { clock }) => new AnnotationStore(state, clock),
   prepare: (state, { now }) => prepareSeedIndex(state.annotations, now),
   objects: annotationObjects,

@@ -69,12 +69,11 @@ export const FIRST_ANNOTATION_ID = 1_000_000;
  * resolves the relative times; without it, only what holds at any load time is checked.
  */
 export function annotationProblems(a: AnnotationSeed, i: number, now: number | undefined, report: (text: () => string) => void): void {
-  // Runs once per seed annotation: the text is only made for a problem.
-  const at = () => `$.annotations[${i}] (id ${a.id})`;
+  // Runs once per seed annotation: the text (and the closure that makes it) only for a problem.
   const badStart = (a.start === undefined) === (a.startAgoMs === undefined);
   const badEnd = a.end !== undefined && a.endAgoMs !== undefined;
-  if (badStart) report(() => `${at()}: give exactly one of start and startAgoMs (it has ${a.start === undefined ? 'neither' : 'both'})`);
-  if (badEnd) report(() => `${at()}: give at most one of end and endAgoMs (it has both)`);
+  if (badStart) report(() => `${entryAt(a, i)}: give exactly one of start and startAgoMs (it has ${a.start === undefined ? 'neither' : 'both'})`);
+  if (badEnd) report(() => `${entryAt(a, i)}: give at most one of end and endAgoMs (it has both)`);
   // Which start or end is meant is unknown: their order cannot be judged.
   if (badStart || badEnd) return;
   // Both relative, or both absolute: the order holds at any load time.
@@ -84,7 +83,88 @@ export function annotationProblems(a: AnnotationSeed, i: number, now: number | u
   const start = a.start ?? (a.startAgoMs !== undefined ? (base as number) - a.startAgoMs : undefined);
   const end = a.end ?? (a.endAgoMs !== undefined ? (base as number) - a.endAgoMs : undefined);
   if (start !== undefined && end !== undefined && end < start) {
-    report(() => (relative && now === undefined ? `${at()}: endAgoMs (${a.endAgoMs}) is longer ago than startAgoMs (${a.startAgoMs})` : `${at()}: end (${end}) is before start (${start})`));
+    report(() =>
+      relative && now === undefined
+        ? `${entryAt(a, i)}: endAgoMs (${a.endAgoMs}) is longer ago than startAgoMs (${a.startAgoMs})`
+        : `${entryAt(a, i)}: end (${end}) is before start (${start})`,
+    );
+  }
+}
+
+/** How a problem names the annotation at `i` of a seed. */
+const entryAt = (a: AnnotationSeed, i: number) => `$.annotations[${i}] (id ${a.id})`;
+
+/**
+ * The interface's check of a state's annotations (annotationProblems of each, in order). When
+ * none has a problem at a given `now`, what the pass saw is kept for the state's annotations,
+ * so that a store built from them (at start, from the seed just loaded) does not check them again.
+ */
+export function checkSeed(annotations: readonly AnnotationSeed[], now: number | undefined, report: (text: () => string) => void): void {
+  const clean = verified.get(annotations);
+  if (clean !== undefined) {
+    // Found to have nothing to report by checkReferences, just before (and only that once).
+    verified.delete(annotations);
+    if (now !== undefined && !seedChecks.has(annotations)) seedChecks.set(annotations, { maxId: clean, relative: false });
+    return;
+  }
+  let problems = 0;
+  const counted = (text: () => string) => {
+    problems++;
+    report(text);
+  };
+  let maxId = FIRST_ANNOTATION_ID - 1;
+  let relative = false;
+  for (let i = 0; i < annotations.length; i++) {
+    const seed = annotations[i];
+    annotationProblems(seed, i, now, counted);
+    if (seed.id > maxId) maxId = seed.id;
+    if (seed.start === undefined || seed.startAgoMs !== undefined || seed.endAgoMs !== undefined) relative = true;
+  }
+  // Without a `now`, a problem of a relative time may be left unseen: nothing is kept then.
+  // Relative times are checked again by each store, at its own load time (see the constructor).
+  if (problems === 0 && now !== undefined && !seedChecks.has(annotations)) seedChecks.set(annotations, { maxId, relative });
+}
+
+/**
+ * Annotations that checkReferences found, in its one pass, to name only domains that exist
+ * and to have none of the problems checkSeed looks for, at any load time (their times are all
+ * absolute): the largest id, for the checkSeed that comes next.
+ */
+const verified = new WeakMap<readonly AnnotationSeed[], number>();
+
+/**
+ * The interface's reference check: every domain an annotation names exists (`hasDomain`),
+ * each one that does not reported in order. The same pass looks for what checkSeed would
+ * find: when there is nothing (the usual seed, whose times are absolute), checkSeed, called
+ * next by the loader, has no pass of its own to make. When there is something to report, or
+ * a relative time (its problems depend on the load time), each check makes its own pass.
+ */
+export function checkReferences(annotations: readonly AnnotationSeed[], hasDomain: (id: number) => boolean, report: (text: () => string) => void): void {
+  let clean = true;
+  const spoilt = () => {
+    clean = false;
+  };
+  let maxId = FIRST_ANNOTATION_ID - 1;
+  for (let i = 0; clean && i < annotations.length; i++) {
+    const a = annotations[i];
+    if (a.start === undefined || a.startAgoMs !== undefined || a.endAgoMs !== undefined) clean = false;
+    const { domainIds } = a;
+    for (let j = 0; clean && j < domainIds.length; j++) if (!hasDomain(domainIds[j])) clean = false;
+    // Times all absolute: what it finds is the same at any load time.
+    if (clean) annotationProblems(a, i, undefined, spoilt);
+    if (a.id > maxId) maxId = a.id;
+  }
+  if (clean) {
+    verified.set(annotations, maxId);
+    return;
+  }
+  verified.delete(annotations);
+  for (let i = 0; i < annotations.length; i++) {
+    const { domainIds } = annotations[i];
+    for (let j = 0; j < domainIds.length; j++) {
+      const d = domainIds[j];
+      if (!hasDomain(d)) report(() => `$.annotations[${i}].domainIds[${j}]: no domain ${d}`);
+    }
   }
 }
 

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { errorCodes, type FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import type { World } from '../interfaces.js';
 import { readStateBody, type BodyBytes } from '../world/state-parser.js';
 import type { StoreOf } from '../http/routing.js';
@@ -109,6 +109,38 @@ function sectionCounts(state: State): Record<string, number> {
   return Object.fromEntries(INTERFACE_SECTION_NAMES.map((name) => [name, state[name].length]));
 }
 
+type Health = Static<typeof HealthSchema>;
+
+/**
+ * The health answer with exactly the keys of its schema (HealthSchema), in the order the schema
+ * serializer writes them, an absent optional one left undefined: JSON.stringify then writes
+ * the bytes fast-json-stringify would (test/control/health-serialization.test.ts compares them).
+ */
+export function healthView(h: Health): Health {
+  const { clock, persistence: p, seed } = h;
+  return {
+    status: h.status,
+    now: h.now,
+    uptimeSeconds: h.uptimeSeconds,
+    clock: { now: clock.now, iso: clock.iso, scale: clock.scale, frozen: clock.frozen },
+    counts: h.counts,
+    faultRules: h.faultRules,
+    stateFile: h.stateFile,
+    persistence: p === undefined ? undefined : { ok: p.ok, error: p.error, failingSince: p.failingSince, lastWrittenAt: p.lastWrittenAt },
+    seed:
+      seed === undefined
+        ? undefined
+        : {
+            status: seed.status,
+            problems: seed.problems.map((q) => ({ path: q.path, message: q.message, text: q.text, file: q.file, line: q.line, column: q.column })),
+            unlisted: seed.unlisted,
+            loadedAt: seed.loadedAt,
+            checkedAt: seed.checkedAt,
+            watching: seed.watching,
+          },
+  } as Health;
+}
+
 /** Health, reset, and export/import of the whole state. */
 export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> = async (app, { world }) => {
   const refuseOthers = refuseOtherMethods(app);
@@ -137,17 +169,20 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
       const clock = world(request).clock.status();
       const persistence = app.statePersistence?.status();
       if (persistence && !persistence.ok) reply.code(503);
-      return {
-        status: persistence && !persistence.ok ? ('degraded' as const) : ('ok' as const),
+      // A 200 is written by JSON.stringify (see healthView): the start's first answer loads
+      // and compiles no schema serializer.
+      else reply.type('application/json; charset=utf-8').serializer(JSON.stringify);
+      return healthView({
+        status: persistence && !persistence.ok ? 'degraded' : 'ok',
         now: clock.now,
         uptimeSeconds: Math.round(process.uptime() * 10) / 10,
         clock,
         counts: { grids, environments, rsdbs, domains },
         faultRules: world(request).faults.activeCount(),
-        ...(world(request).config.stateFile !== undefined ? { stateFile: world(request).config.stateFile } : {}),
-        ...(persistence ? { persistence } : {}),
-        ...(app.seedWatch ? { seed: app.seedWatch.status() } : {}),
-      };
+        stateFile: world(request).config.stateFile,
+        persistence,
+        seed: app.seedWatch?.status(),
+      });
     },
   );
 

@@ -221,6 +221,8 @@ function mentionsDefault(schema: unknown): boolean {
 /** Value.Default's own rule for one node: the default when the value is missing, merged under an object. */
 function ownDefault(schema: TSchema): Filler {
   const fallback: unknown = schema.default;
+  // A value that is no object is its own clone, and nothing is merged under it.
+  if (!isObject(fallback)) return (value) => (value === undefined ? fallback : value);
   return (value) => {
     if (value === undefined) return Value.Clone(fallback);
     return isObject(value) && isObject(fallback) ? Object.assign(Value.Clone(fallback), value) : value;
@@ -264,8 +266,10 @@ function fillerOf(schema: TSchema): Filler | undefined {
         // An array where an object belongs (invalid anyway): it inherits `at` and the like, as above.
         if (Array.isArray(filled)) return Value.Default(schema, filled);
         for (let i = 0; i < keys.length; i++) {
-          const next = fills[i](filled[keys[i]]);
-          if (next !== undefined) filled[keys[i]] = next;
+          const current = filled[keys[i]];
+          const next = fills[i](current);
+          // Written only when it changed: a value filled in place (an object, an array) is already there.
+          if (next !== current && next !== undefined) filled[keys[i]] = next;
         }
         return filled;
       };
@@ -378,7 +382,9 @@ export async function readFixtureTexts(dir: string): Promise<{ files: FixtureTex
       const file = join(dir, name);
       try {
         // Editors on some systems start a UTF-8 file with a byte-order mark, which JSON.parse refuses.
-        return { file, text: (await readFile(file, 'utf8')).replace(/^\uFEFF/, '') };
+        // Decoded whole: read with an encoding, a large file comes as a string of pieces, which
+        // the first look at it (the replace, JSON.parse) copies into one (~25 ms of 19 MB).
+        return { file, text: (await readFile(file)).toString('utf8').replace(/^\uFEFF/, '') };
       } catch (err) {
         // A file removed between the listing and the read (an editor saving it) is simply not there.
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') unreadable.push({ file, pointer: '', message: `cannot be read: ${(err as Error).message}` });

@@ -1,11 +1,14 @@
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance } from 'fastify';
+import type { SwaggerOptions } from '@fastify/swagger';
+import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui';
+import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, HTTPMethods, RouteOptions } from 'fastify';
+import fp from 'fastify-plugin';
 import { Type } from '@sinclair/typebox';
 import { ErrorBodySchema } from './errors.js';
 import type { Config } from '../config.js';
 import { version } from '../config.js';
 import { PATHS, SANDBOX_PREFIX, type AreaTable } from './paths.js';
+import { swaggerPlugin, swaggerUiPlugin } from './deferred-packages.cjs';
+import { PluginRecorder } from './deferred.js';
 
 export const OPENAPI_PATH = PATHS.openapi;
 export const DOCS_PATH = PATHS.docs;
@@ -63,7 +66,7 @@ export async function installOpenApi(
   };
   const needsAdmin = (url: string) => config.adminToken !== undefined && areas.of(url).access === 'admin';
 
-  await app.register(swagger, {
+  await app.register(deferredSwagger, {
     openapi: {
       // 3.1: schemas are plain JSON Schema, so TypeBox's const and null types stay as they are.
       openapi: '3.1.0',
@@ -107,21 +110,8 @@ export async function installOpenApi(
     },
   });
 
-  // The page and its files carry the dashboard's headers: nothing loaded from elsewhere, no
-  // inline script, not framed by another site, types not guessed. Credentials typed into
-  // "Authorize" last as long as the tab (persistAuthorization off: not kept in localStorage,
-  // where any script of the origin could read them), and no validator badge from elsewhere.
-  await app.register(swaggerUi, {
-    routePrefix: DOCS_PATH,
-    uiConfig: { docExpansion: 'list', deepLinking: true, tryItOutEnabled: true, persistAuthorization: false, validatorUrl: null },
-    staticCSP: DOCS_CSP,
-    uiHooks: {
-      onRequest: (_request, reply, done) => {
-        reply.headers(DOCS_HEADERS);
-        done();
-      },
-    },
-  });
+  // The API reference (SWAGGER_UI_OPTIONS), its code loaded on its first request.
+  await app.register(deferredSwaggerUi, { prefix: DOCS_PATH });
 
   /** GET /_emulator/openapi.json: this document, for code generators and contract tests. */
   app.get(
@@ -130,3 +120,133 @@ export async function installOpenApi(
     async () => app.swagger(),
   );
 }
+
+/**
+ * @fastify/swagger, run on the first call of app.swagger() (see http/deferred.ts): until then
+ * only what it would have taken down is kept (every route added, every plugin registered, the
+ * moment the app was ready), and it is handed all of it in the same order when it runs. The
+ * document is the same; a start loads none of its code (nor that of the `yaml` it uses).
+ */
+const deferredSwagger = fp<SwaggerOptions>(
+  async (app, options) => {
+    const routes: RouteOptions[] = [];
+    const instances: FastifyInstance[] = [];
+    let ready = false;
+    app.addHook('onRoute', (route) => {
+      routes.push(route);
+    });
+    app.addHook('onRegister', (instance) => {
+      instances.push(instance);
+    });
+    app.addHook('onReady', async () => {
+      ready = true;
+    });
+    let recorder: PluginRecorder | undefined;
+    const given = { routes: 0, instances: 0, ready: false };
+    const hook = (name: string) => recorder!.hooks.filter((h) => h.name === name).map((h) => h.fn as (...args: unknown[]) => unknown);
+    const swagger = (opts?: { yaml?: boolean }): unknown => {
+      if (!recorder) {
+        recorder = new PluginRecorder(app, '', undefined, { getSchemas: () => app.getSchemas() });
+        swaggerPlugin()(recorder as never, { ...options }, (err) => {
+          if (err) throw err;
+        });
+      }
+      // Only what came since the last call: nothing is added once the app is ready.
+      for (; given.routes < routes.length; given.routes++) for (const fn of hook('onRoute')) fn(routes[given.routes]);
+      for (; given.instances < instances.length; given.instances++) for (const fn of hook('onRegister')) fn(instances[given.instances]);
+      if (ready && !given.ready) {
+        given.ready = true;
+        for (const fn of hook('onReady')) fn(() => undefined);
+      }
+      return (recorder.swagger as (opts?: { yaml?: boolean }) => unknown)(opts);
+    };
+    app.decorate('swagger', swagger as FastifyInstance['swagger']);
+  },
+  // The name @fastify/swagger-ui asks for, and that of the plugin it stands for.
+  { fastify: '5.x', name: '@fastify/swagger' },
+);
+
+/** What @fastify/swagger-ui is given: the page of the API reference and its files. */
+const SWAGGER_UI_OPTIONS: FastifySwaggerUiOptions = {
+  routePrefix: DOCS_PATH,
+  uiConfig: { docExpansion: 'list', deepLinking: true, tryItOutEnabled: true, persistAuthorization: false, validatorUrl: null },
+  staticCSP: DOCS_CSP,
+  uiHooks: { onRequest: docsHeaders },
+};
+
+/**
+ * The page and its files carry the dashboard's headers (DOCS_CSP is the page's policy):
+ * nothing loaded from elsewhere, no inline script, not framed by another site, types not
+ * guessed. Credentials typed into "Authorize" last as long as the tab (persistAuthorization
+ * off: not kept in localStorage, where any script of the origin could read them), and no
+ * validator badge from elsewhere.
+ */
+function docsHeaders(_request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+  reply.headers(DOCS_HEADERS);
+  done();
+}
+
+/**
+ * The routes @fastify/swagger-ui adds under its prefix, as it adds them (5.2): its page, the
+ * document as JSON and YAML, and its files through @fastify/static, which has no hooks of the
+ * page (test/http/deferred.test.ts checks this table against what the plugin does).
+ */
+export const DOCS_ROUTES: ReadonlyArray<{ url: string; method: HTTPMethods | HTTPMethods[]; pageHooks: boolean; files?: true }> = [
+  { url: '/', method: 'GET', pageHooks: true },
+  { url: '/static/index.html', method: 'GET', pageHooks: true },
+  { url: '/static/swagger-initializer.js', method: 'GET', pageHooks: true },
+  { url: '/json', method: 'GET', pageHooks: true },
+  { url: '/yaml', method: 'GET', pageHooks: true },
+  { url: '/static/*', method: ['HEAD', 'GET'], pageHooks: false, files: true },
+];
+
+/** Runs @fastify/swagger-ui against a recorder (see http/deferred.ts): its routes, hooks and handlers. */
+export function recordSwaggerUi(app: FastifyInstance): Promise<PluginRecorder> {
+  return new PluginRecorder(app, '', undefined, { swagger: (opts?: { yaml: true }) => app.swagger(opts as never) }).run(swaggerUiPlugin() as never, { ...SWAGGER_UI_OPTIONS });
+}
+
+/**
+ * @fastify/swagger-ui (the API reference at DOCS_PATH), run on the first request of one of its
+ * routes: its routes are declared at start as it declares them, with its hooks, and each
+ * hands the request to the route the plugin recorded. A start loads none of its code, nor
+ * that of @fastify/static, which serves its files.
+ */
+const deferredSwaggerUi: FastifyPluginAsync = async (app) => {
+  // The plugin's own hook: the page's policy on every answer of its routes.
+  app.addHook('onSend', function (_request, reply, _payload, done) {
+    reply.header('content-security-policy', DOCS_CSP.trim());
+    done();
+  });
+  let recorded: Promise<PluginRecorder> | undefined;
+  const load = (): Promise<PluginRecorder> =>
+    (recorded ??= recordSwaggerUi(app).catch((err: unknown) => {
+      recorded = undefined;
+      throw err;
+    }));
+  for (const { url, method, pageHooks, files } of DOCS_ROUTES) {
+    app.route({
+      method,
+      url,
+      schema: { hide: true },
+      ...(pageHooks ? { onRequest: docsHeaders } : {}),
+      // @fastify/static's: a client gone while its file is sent ends the request.
+      ...(files
+        ? {
+            errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+              if (error?.code === 'ERR_STREAM_PREMATURE_CLOSE') {
+                reply.request.raw.destroy();
+                return;
+              }
+              return app.errorHandler(error, request, reply);
+            },
+          }
+        : {}),
+      handler: async function (request, reply) {
+        const route = (await load()).routeOf(DOCS_PATH + url, 'GET');
+        if (!route) throw new Error(`@fastify/swagger-ui has no route ${DOCS_PATH}${url}`);
+        route.handler.call(this, request, reply);
+        return reply;
+      },
+    });
+  }
+};

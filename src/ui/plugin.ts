@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
-import fastifyStatic from '@fastify/static';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -13,6 +12,8 @@ import { OBJECT_TYPES } from '../repository/schemas.js';
 import { NO_TEARDOWN_STATES, STATE_FAMILIES } from '../provisioning/schemas.js';
 import { ACCEPTED_IN, INSTANCE_FAMILIES } from '../compositions/lifecycles.js';
 import { refuseOtherMethods } from '../http/routing.js';
+import { staticPlugin } from '../http/deferred-packages.cjs';
+import { PluginRecorder } from '../http/deferred.js';
 import { codeRoot, packageRoot } from '../core/package-root.cjs';
 import { SANDBOX_NAME, SANDBOX_NAME_RULE } from '../world/sandboxes.js';
 import type { Demo } from '../world/state.js';
@@ -121,10 +122,19 @@ export const uiRoutes: FastifyPluginAsyncTypebox<{ dir?: string }> = async (app,
   const refuseOthers = refuseOtherMethods(app);
   installErrorHandling(app, { unsupportedMediaType: 400 });
   const files = pageFiles(options.dir);
-  // Only reply.sendFile: the routes below decide which names exist, so that anything else
-  // gets the JSON 404 of every other interface. The library's validators are weak
-  // (W/"size-mtime") and its types come from its own table; both are set here instead.
-  await app.register(fastifyStatic, { root: files.dir, serve: false, etag: false, cacheControl: false, contentType: false });
+  // Only @fastify/static's reply.sendFile: the routes below decide which names exist, so that
+  // anything else gets the JSON 404 of every other interface. The library's validators are
+  // weak (W/"size-mtime") and its types come from its own table; both are set here instead.
+  // It is run on the first file sent (http/deferred.ts), so a start loads none of its code.
+  let sendFile: Promise<SendFile> | undefined;
+  const send: PageSender = (reply, name) =>
+    (sendFile ??= new PluginRecorder(app)
+      .run(staticPlugin() as never, { root: files.dir, serve: false, etag: false, cacheControl: false, contentType: false })
+      .then((recorder) => recorder.replyDecorations.get('sendFile') as SendFile)
+      .catch((err: unknown) => {
+        sendFile = undefined;
+        throw err;
+      })).then((fn) => fn.call(reply, name));
 
   /** GET /_emulator/ui: the dashboard page (redirected to the folder form, so relative links resolve). */
   app.get(
@@ -134,7 +144,7 @@ export const uiRoutes: FastifyPluginAsyncTypebox<{ dir?: string }> = async (app,
       const [path, query] = request.url.split('?');
       // Relative, so that the page also works behind a proxy that adds a path prefix.
       if (!path.endsWith('/')) return reply.redirect(`ui/${query === undefined ? '' : `?${query}`}`, 302);
-      return sendPageFile(files, 'index.html', request, reply);
+      return sendPageFile(files, send, 'index.html', request, reply);
     },
   );
 
@@ -156,13 +166,18 @@ export const uiRoutes: FastifyPluginAsyncTypebox<{ dir?: string }> = async (app,
   app.get(
     '/:file',
     { schema: { hide: true, params: FileParamsSchema, response: { 200: PageSchema, 304: Type.Null(), 404: ErrorBodySchema } } },
-    async (request, reply) => sendPageFile(files, request.params.file, request, reply),
+    async (request, reply) => sendPageFile(files, send, request.params.file, request, reply),
   );
   // 405 for the methods a path does not serve, from the routes above.
   refuseOthers();
 };
 
-async function sendPageFile(files: PageFiles, name: string, request: FastifyRequest, reply: FastifyReply) {
+/** @fastify/static's reply.sendFile, called with the reply as `this`. */
+type SendFile = (this: FastifyReply, name: string) => FastifyReply;
+/** Sends a file of the page's folder as the answer. */
+type PageSender = (reply: FastifyReply, name: string) => Promise<FastifyReply>;
+
+async function sendPageFile(files: PageFiles, send: PageSender, name: string, request: FastifyRequest, reply: FastifyReply) {
   const type = files.types.get(name);
   const info = type === undefined ? undefined : await stat(join(files.dir, name)).catch(() => undefined);
   if (type === undefined || !info?.isFile()) throw notFound(`the dashboard has no file '${name}'`);
@@ -170,7 +185,7 @@ async function sendPageFile(files: PageFiles, name: string, request: FastifyRequ
   const etag = `"${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}"`;
   if (revalidated(request, reply, etag)) return reply.code(304).send();
   reply.type(type);
-  return reply.sendFile(name);
+  return send(reply, name);
 }
 
 function sendBuffer(body: Buffer, type: string, etag: string, request: FastifyRequest, reply: FastifyReply) {

@@ -172,9 +172,6 @@ export interface WorldSections {
 }
 
 
-/** An entry's place in the loader's sources, packed in one number (sources are few, entries fewer than 2^32). */
-const PACK = 2 ** 32;
-
 /**
  * From how many entries (all sections of all sources together) a state is checked by the
  * schema's compiled checker: compiling the whole state's schema takes about what Value.Check
@@ -303,6 +300,17 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
     else {
       state = {};
       for (const name of sectionNames) {
+        // A section that one source gives whole is that source's own array, uncopied.
+        const givers = sources.filter((_, k) => (kept[k]?.[name] ?? itemsOf(k, name)).length > 0);
+        if (givers.length === 1) {
+          const k = sources.indexOf(givers[0]);
+          if (kept[k] === undefined) {
+            const items = itemsOf(k, name);
+            state[name] = items;
+            segments[name] = [{ source: k, merged: 0, count: items.length }];
+            continue;
+          }
+        }
         const into: unknown[] = [];
         state[name] = into;
         const list: Segment[] = (segments[name] = []);
@@ -335,10 +343,45 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
     };
 
     // 3. Ids defined twice, among the entries whose id can be read (every valid one, and an invalid one that has it).
-    const keys: Record<string, Map<string | number, number>> = {};
-    for (const name of sectionNames) {
-      const seen = (keys[name] = new Map<string | number, number>());
+    /** Whether every source giving the section is valid and its ids are numbers, each larger than the one before. */
+    const increasingKeys = (name: string): boolean => {
       const keyOfEntry = keyOf[name];
+      let last = -Infinity;
+      for (let k = 0; k < sources.length; k++) {
+        const items = itemsOf(k, name);
+        if (items.length === 0) continue;
+        if (kept[k] !== undefined) return false;
+        for (let i = 0; i < items.length; i++) {
+          const key = keyOfEntry(items[i] as never);
+          if (typeof key !== 'number' || !(key > last)) return false;
+          last = key;
+        }
+      }
+      return true;
+    };
+    // An entry's place, `local * sourceCount + source`: a small integer (no number allocated
+    // for it) while entries are fewer than 2^31 / sourceCount, and exact up to 2^53 beyond.
+    const sourceCount = sources.length;
+    const keys: Record<string, SectionKeys> = {};
+    for (const name of sectionNames) {
+      const keyOfEntry = keyOf[name];
+      // Ids that are numbers in increasing order (a generated seed, an export) are distinct:
+      // no map is needed to tell, and the set the checks below may ask is built on their first question.
+      if (increasingKeys(name)) {
+        let set: Set<string | number> | undefined;
+        const build = () => {
+          set = new Set();
+          for (let k = 0; k < sourceCount; k++) {
+            const items = itemsOf(k, name);
+            for (let i = 0; i < items.length; i++) set.add(keyOfEntry(items[i] as never));
+          }
+          return set;
+        };
+        keys[name] = { has: (key) => (set ?? build()).has(key) };
+        continue;
+      }
+      const seen = new Map<string | number, number>();
+      keys[name] = seen;
       sources.forEach((_, k) => {
         const items = itemsOf(k, name);
         const checked = kept[k] === undefined;
@@ -354,9 +397,9 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
             if (typeof key !== 'string' && (typeof key !== 'number' || Number.isNaN(key))) continue;
           }
           const earlier = seen.get(key as string | number);
-          if (earlier === undefined) seen.set(key as string | number, k * PACK + i);
+          if (earlier === undefined) seen.set(key as string | number, i * sourceCount + k);
           else {
-            const before = { source: Math.floor(earlier / PACK), local: earlier % PACK };
+            const before = { source: earlier % sourceCount, local: Math.floor(earlier / sourceCount) };
             add(k, `/${name}/${i}`, `duplicate ${name} entry ${JSON.stringify(key)}`, { source: before.source, pointer: `/${name}/${before.local}` });
           }
         }
@@ -397,7 +440,7 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
       });
     for (const i of interfaces) i.references?.(state as never, keys as never, problem);
     for (const i of interfaces) i.checks?.(state as never, { now: options.now }, problem);
-    world?.problems?.(state, keys as unknown as Record<SectionName, SectionKeys>, problem);
+    world?.problems?.(state, keys, problem);
 
     // 5. Lines and columns of the problems listed: one pass over each text that has some.
     const bySource = new Map<number, Array<{ pointer: string; line?: number; column?: number }>>();

@@ -82,6 +82,33 @@ describe('relative times in the seed', () => {
     }
   });
 
+  it('lists references before the rules of each annotation, every one of both in order, whatever pass found them', async () => {
+    const a = (id: number, more: object) => ({ id, title: 't', text: 'x', user: 'u', start: T0, domainIds: [7], ...more });
+    const annotations = [a(1, {}), a(2, { end: T0 - 1 }), a(3, { domainIds: [7, 8] }), a(4, { start: T0 + 5, end: T0 }), a(5, { domainIds: [9] })];
+    const domains = [{ id: 7, name: 'www.example.com' }];
+    for (const order of [annotations, [...annotations].reverse().map((x, i) => ({ ...x, id: 10 + i }))]) {
+      const failed = (() => {
+        try {
+          parseState({ domains, annotations: order }, 'body', { now: T0 });
+        } catch (err) {
+          return (err as Error).message.split('\n');
+        }
+        return [];
+      })();
+      const refs = failed.filter((line) => line.includes('no domain'));
+      const rules = failed.filter((line) => line.includes('before start'));
+      expect(failed).toEqual([...refs, ...rules]);
+      expect(refs).toHaveLength(2);
+      expect(rules).toHaveLength(2);
+    }
+    // Nothing to report: the state loads, each check's pass made once by the first.
+    expect(() => parseState({ domains, annotations: [a(1, {}), a(2, { end: T0 + 1 })] }, 'body', { now: T0 })).not.toThrow();
+    // A relative time with a reference missing: both still found.
+    expect(() => parseState({ domains, annotations: [a(1, { start: undefined, startAgoMs: 5, endAgoMs: 10, domainIds: [8] })] }, 'body', { now: T0 })).toThrow(
+      /no domain 8[\s\S]*longer ago|no domain 8[\s\S]*before start/,
+    );
+  });
+
   it('refuses such a seed in a state import with 400, keeping the old state', async () => {
     ({ app } = await makeApp(relativeSeed([{ id: 1, title: 't', text: 'x', start: T0, user: 'u' }])));
     const state = { ...app.world.exportState(), annotations: [{ id: 2, title: 't', text: 'x', startAgoMs: 1, start: T0, user: 'u' }] };
