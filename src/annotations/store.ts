@@ -408,19 +408,7 @@ export class AnnotationStore {
 
   /** Annotations matching `filter`, ascending start then id. */
   list(filter: AnnotationFilter = {}): Annotation[] {
-    if (filter.domainIds) this.checkDomains(filter.domainIds);
-    const lo = filter.from === undefined ? 0 : this.lowerBound(filter.from, -Infinity);
-    const hi = filter.to === undefined ? this.byStart.length : this.lowerBound(filter.to, Infinity);
-    // One pass over the date range, no copies of it: a range of 1,000 for the 100 of one domain.
-    const ids = filter.domainIds;
-    // A few ids (the usual one) are looked through; more go in a Set, so a long list costs no more per annotation.
-    const wanted = ids === undefined ? undefined : ids.length > 8 ? new Set(ids) : ids;
-    const out: Annotation[] = [];
-    for (let i = lo; i < hi; i++) {
-      const a = this.byStart[i];
-      if (wanted === undefined || a.domainIds.length === 0 || onAny(a.domainIds, wanted)) out.push(this.view(a));
-    }
-    return out;
+    return this.matching(filter, (a) => this.view(a));
   }
 
   /**
@@ -430,18 +418,25 @@ export class AnnotationStore {
    * annotations again and again; writing them out each time was most of a list's cost.
    */
   listText(filter: AnnotationFilter = {}, wrapped = false): string {
+    const list = `[${this.matching(filter, (a) => this.viewText(a)).join(',')}]`;
+    return wrapped ? `{"annotations":${list}}` : list;
+  }
+
+  /** What `shown` makes of each annotation matching `filter`, ascending start then id. */
+  private matching<T>(filter: AnnotationFilter, shown: (a: AnnotationRecord) => T): T[] {
     if (filter.domainIds) this.checkDomains(filter.domainIds);
     const lo = filter.from === undefined ? 0 : this.lowerBound(filter.from, -Infinity);
     const hi = filter.to === undefined ? this.byStart.length : this.lowerBound(filter.to, Infinity);
+    // One pass over the date range, no copies of it: a range of 1,000 for the 100 of one domain.
     const ids = filter.domainIds;
+    // A few ids (the usual one) are looked through; more go in a Set, so a long list costs no more per annotation.
     const wanted = ids === undefined ? undefined : ids.length > 8 ? new Set(ids) : ids;
-    const out: string[] = [];
+    const out: T[] = [];
     for (let i = lo; i < hi; i++) {
       const a = this.byStart[i];
-      if (wanted === undefined || a.domainIds.length === 0 || onAny(a.domainIds, wanted)) out.push(this.viewText(a));
+      if (wanted === undefined || a.domainIds.length === 0 || onAny(a.domainIds, wanted)) out.push(shown(a));
     }
-    const list = `[${out.join(',')}]`;
-    return wrapped ? `{"annotations":${list}}` : list;
+    return out;
   }
 
   private viewText(a: AnnotationRecord): string {
