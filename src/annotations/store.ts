@@ -7,10 +7,22 @@ import { ENTRIES_PER_YIELD, runAtOnce, runInSlices, sortSliced, type SlicedWork 
 import type { Annotation, AnnotationCreate, AnnotationSections, AnnotationSeed, AnnotationUpdate, DomainSeed } from './schemas.js';
 
 /**
- * Characters of annotation views' JSON text a store keeps for its lists (listText): 8 Mi, a
- * list of about 25,000 annotations of ordinary size. Past it the texts are let go and kept anew.
+ * Characters of annotation views' JSON text the process keeps for the lists (listText), all
+ * worlds together: 8 Mi, a list of about 25,000 annotations of ordinary size. Past it every
+ * text kept is let go at once, and texts are kept anew.
  */
 export const VIEW_TEXT_CHARS = 8 * 1024 * 1024;
+
+/**
+ * The kept texts, by record, each with the store it was written for: records may be shared by
+ * stores built from one state (the default world and its sandboxes), whose views differ (their
+ * load time), so a text serves only its own store; another store writes its own in its place.
+ * One map for every store, so that the bound holds for the process, not for each sandbox.
+ */
+let viewTexts = new WeakMap<object, { store: number; text: string }>();
+let viewTextChars = 0;
+/** Numbers the stores for viewTexts (a number, so that a kept text keeps no store alive). */
+let storeCount = 0;
 
 /**
  * An annotation as stored: absolute times, domains by id. A seed annotation with absolute
@@ -304,15 +316,11 @@ export class AnnotationStore {
   /** Requests per token in the current rate-limit window; a reset starts them afresh. */
   readonly rateLimits = new RateCounters();
   /**
-   * The JSON text of the view of each annotation listed so far (listText). A record is never
-   * changed, only replaced (an update makes a new one), and what else a view shows (the
-   * domains' names, the load time) is fixed for the store's life: a text kept for a record is
-   * its view's for good. Records may be shared with other stores, whose views differ (their
-   * load time), so each store keeps its own. At most VIEW_TEXT_CHARS characters are kept: past
-   * them the texts kept so far are let go.
+   * This store's number in viewTexts. A record is never changed, only replaced (an update makes
+   * a new one), and what else a view shows (the domains' names, the load time) is fixed for the
+   * store's life: a text kept for a record and this store is its view's for good.
    */
-  private viewTexts = new WeakMap<AnnotationRecord, string>();
-  private viewTextChars = 0;
+  private readonly textsOf = ++storeCount;
 
   /** `state` is only read: its annotations may be shared with other stores built from it. */
   constructor(
@@ -440,16 +448,15 @@ export class AnnotationStore {
   }
 
   private viewText(a: AnnotationRecord): string {
-    let text = this.viewTexts.get(a);
-    if (text === undefined) {
-      text = JSON.stringify(this.view(a));
-      if (this.viewTextChars + text.length > VIEW_TEXT_CHARS) {
-        this.viewTexts = new WeakMap();
-        this.viewTextChars = 0;
-      }
-      this.viewTexts.set(a, text);
-      this.viewTextChars += text.length;
+    const kept = viewTexts.get(a);
+    if (kept !== undefined && kept.store === this.textsOf) return kept.text;
+    const text = JSON.stringify(this.view(a));
+    if (viewTextChars + text.length > VIEW_TEXT_CHARS) {
+      viewTexts = new WeakMap();
+      viewTextChars = 0;
     }
+    viewTexts.set(a, { store: this.textsOf, text });
+    viewTextChars += text.length;
     return text;
   }
 

@@ -79,4 +79,19 @@ describe('annotation bodies written by JSON.stringify', () => {
     const made = await app.inject({ method: 'POST', url: BASE, headers: json, payload: { title: 'new', text: 'x', start: T0 } });
     expect((await listed()).map((a) => a.id)).toEqual([100, 102, (made.json() as { id: number }).id]);
   });
+
+  it("lists a seed annotation with each world's own load time, though the worlds share its record", async () => {
+    const made = await makeApp(seed());
+    app = made.app;
+    const clock = made.clock;
+    const url = (prefix: string) => `${prefix}${BASE}?date-start=${T0 - 6 * HOUR}&date-end=${T0}`;
+    const lastModifiedOf102 = async (prefix: string) =>
+      ((await app.inject({ url: url(prefix), headers: AUTH })).json() as Array<{ id: number; lastModified: number }>).find((a) => a.id === 102)?.lastModified;
+    // 102 gives no lastModified: a world shows its own load time.
+    expect(await lastModifiedOf102('')).toBe(T0);
+    clock.advance(HOUR);
+    expect(await lastModifiedOf102('/sandbox/later')).toBe(T0 + HOUR);
+    expect(await lastModifiedOf102('')).toBe(T0);
+    expect(await lastModifiedOf102('/sandbox/later')).toBe(T0 + HOUR);
+  });
 });
