@@ -87,7 +87,7 @@ export const compositions: Interface<'compositions', typeof CompositionSectionsS
   },
   timed: {
     kinds: ['compositionInstance'],
-    nextTransitionAt: (store) => store.nextTransitionAt(),
+    nextTransitionAt: (store, after) => store.nextTransitionAt(after),
     settlesAt: (store, _kind, id) => store.settlesAt(String(id)),
     stepsBetween: (store, from, to, visit) => store.stepsBetween(from, to, (id, state, at) => visit('compositionInstance', id, state, at)),
     viewAt: (store, _kind, id, at) => {

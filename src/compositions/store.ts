@@ -238,7 +238,7 @@ export class CompositionStore {
     return rec;
   }
 
-  /** The earliest scheduled change of any instance after now. */
+  /** The earliest scheduled change of any instance after `now` (default the clock's). */
   nextTransitionAt(now = this.clock.now()): number | undefined {
     let earliest: number | undefined;
     for (const rec of this.instances.values()) {

@@ -63,8 +63,11 @@ export interface StoreSnapshot<K extends string> {
 export interface Timed<Store> {
   /** The `kind`s of `{"until":{"kind","id"}}` this interface owns. */
   readonly kinds: readonly string[];
-  /** The earliest instant after now at which anything changes on its own; undefined when nothing will. */
-  nextTransitionAt(store: Store): number | undefined;
+  /**
+   * The earliest instant after `after` (default now) at which anything changes on its own;
+   * undefined when nothing will. The event stream asks from the last instant it looked at.
+   */
+  nextTransitionAt(store: Store, after?: number): number | undefined;
   /** When one resource settles: undefined when there is no such resource, null when it never started. */
   settlesAt(store: Store, kind: string, id: number | string): number | null | undefined;
   /**

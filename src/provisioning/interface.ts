@@ -36,7 +36,7 @@ export const provisioning: Interface<'provisioning', typeof ProvisioningSections
   },
   timed: {
     kinds: KINDS,
-    nextTransitionAt: (store) => store.nextTransitionAt(),
+    nextTransitionAt: (store, after) => store.nextTransitionAt(after),
     settlesAt: (store, kind, id) => ((KINDS as readonly string[]).includes(kind) ? store.settlesAt(kind as ResourceKind, Number(id)) : undefined),
     stepsBetween: (store, from, to, visit) => store.stepsBetween(from, to, visit),
     viewAt: (store, kind, id, at) => ((KINDS as readonly string[]).includes(kind) ? store.viewAt(kind as ResourceKind, Number(id), at) : undefined),

@@ -339,9 +339,8 @@ export class ProvisioningStore {
     }
   }
 
-  /** The earliest scheduled change of any resource after now, if any is scheduled. */
-  nextTransitionAt(): number | undefined {
-    const now = this.clock.now();
+  /** The earliest scheduled change of any resource after `now` (default the clock's), if any is scheduled. */
+  nextTransitionAt(now = this.clock.now()): number | undefined {
     let earliest: number | undefined;
     for (const schedules of Object.values(this.schedules)) {
       const next = schedules.nextTransitionAfter(now);

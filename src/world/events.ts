@@ -116,7 +116,8 @@ export interface EventSource {
   readonly clock: ControllableClock;
   /** Every step of every lifecycle that begins in [from, to]. */
   transitions(from: number, to: number, visit: (kind: string, id: string | number, state: string, at: number, viewOf: ViewOf) => void): void;
-  nextTransitionAt(): number | undefined;
+  /** The first step of any lifecycle after `after`. */
+  nextTransitionAt(after: number): number | undefined;
 }
 
 export interface EventLimits {
@@ -387,14 +388,20 @@ export class WorldEvents {
     }
   }
 
-  /** One timer for the next step, while someone listens and time runs. */
+  /**
+   * One timer for the next step, while someone listens and time runs. The next step is the
+   * first after the watermark, not after now: time runs on while the queue is written out, and
+   * a step that began since the last look (between that look and this call) is already due.
+   * Looking from now instead skipped it, and with it every later event until something else
+   * poked the stream (a waitFor on a sped-up clock then waited forever on a busy machine).
+   */
   private scheduleTimer(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (this.sinks.size === 0) return;
     const { now, scale, frozen } = this.source.clock.status();
     if (frozen || scale <= 0) return;
-    const next = this.source.nextTransitionAt();
+    const next = this.source.nextTransitionAt(Math.min(this.watermark ?? now, now));
     if (next === undefined) return;
     const wait = Math.min(LONGEST_TIMER, Math.max(0, Math.ceil((next - now) / scale)));
     this.timer = setTimeout(() => {

@@ -75,7 +75,7 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
       {
         clock,
         transitions: (from, to, visit) => this.transitions(from, to, visit),
-        nextTransitionAt: () => this.nextTransitionAt(),
+        nextTransitionAt: (after) => this.nextTransitionAt(after),
       },
       { bufferSize: config.eventsBufferSize, bufferMaxBytes: config.eventsBufferMaxBytes },
     );
@@ -241,13 +241,13 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
   }
 
   /**
-   * The earliest instant after now at which a lifecycle of any interface changes on its own;
-   * undefined when none will.
+   * The earliest instant after `after` (default now) at which a lifecycle of any interface
+   * changes on its own; undefined when none will.
    */
-  nextTransitionAt(): number | undefined {
+  nextTransitionAt(after?: number): number | undefined {
     let earliest: number | undefined;
     for (const i of this.interfaces) {
-      const next = i.timed?.nextTransitionAt(this.storeOf(i));
+      const next = i.timed?.nextTransitionAt(this.storeOf(i), after);
       if (next !== undefined && (earliest === undefined || next < earliest)) earliest = next;
     }
     return earliest;
