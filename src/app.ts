@@ -26,6 +26,7 @@ import { installPipeline } from './http/pipeline.js';
 import { UI_PREFIX, uiRoutes } from './ui/plugin.js';
 import { rewriteSandboxUrl } from './http/paths.js';
 import { homeRoutes } from './ui/home.js';
+import { servicePageRoutes } from './ui/service-page.js';
 
 /**
  * serializerOnFirstUse, given each response schema as serializationSchema rewrites it: a union
@@ -208,6 +209,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   await app.register(controlRoutes, { prefix: CONTROL_PREFIX, world: (r) => r.world, sandboxes });
   await app.register(uiRoutes, { prefix: UI_PREFIX });
   await app.register(homeRoutes);
+  await app.register(servicePageRoutes);
 
   return app;
 }

@@ -19,6 +19,10 @@ export const PATHS = {
   openapi: '/_emulator/openapi.json',
   docs: '/_emulator/docs',
   ui: '/_emulator/ui',
+  /** The service's own front page, which clients read its build number from. */
+  concerto: '/concerto',
+  /** Where the service offers its command-line tools; not emulated (a 404 that says so). */
+  downloads: '/concerto/downloads',
 } as const;
 
 /**
@@ -85,6 +89,9 @@ export class AreaTable {
       area(PATHS.docs, 'open'),
       area(PATHS.ui, 'open'),
       area(PATHS.control, 'admin'),
+      // The service's front page and its downloads hold no state: open, as on the service.
+      area(PATHS.concerto, 'open', false),
+      area(PATHS.downloads, 'open'),
       ...interfaceAreas.map((a) => ({ ...area(a.prefix, a.access, a.tree ?? true), ...(a.tokenHeaders ? { tokenHeaders: a.tokenHeaders } : {}) })),
       // The home page (GET /) belongs to the emulator itself: open, and left alone by faults and the journal.
       { prefix: '/', tree: false, access: 'open', control: true },
