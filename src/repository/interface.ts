@@ -23,7 +23,23 @@ const DERIVED_OBJECT_TYPES = new Set(['alert', 'user', 'tenant']);
  */
 function objectProblems(objects: readonly ObjectSeed[], keys: Readonly<Record<string, SectionKeys | undefined>>, problem: (text: () => string) => void): void {
   const names = new Set<string>();
+  // Stored objects by type and id, for the references between them.
+  let byId: Map<string, ObjectSeed> | undefined;
   objects.forEach((o, i) => {
+    o.references?.forEach((r, j) => {
+      const where = `$.objects[${i}].references[${j}]`;
+      const section = OWNED_OBJECT_SECTIONS[r.type];
+      if (section) {
+        if (!keys[section]?.has(r.id)) problem(() => `${where}: no ${section.replace(/s$/, '')} ${r.id} to reference`);
+        return;
+      }
+      if (DERIVED_OBJECT_TYPES.has(r.type)) return;
+      byId ??= new Map(objects.map((s) => [`${s.type}:${s.id}`, s]));
+      const target = byId.get(`${r.type}:${r.id}`);
+      if (!target) problem(() => `${where}: no ${r.type} object ${r.id} to reference`);
+      else if (target.name !== r.name) problem(() => `${where}: ${r.type} ${r.id} is named '${target.name}', not '${r.name}'`);
+      else if (target.tenant !== o.tenant) problem(() => `${where}: ${r.type} ${r.id} belongs to tenant '${target.tenant}', not '${o.tenant}'`);
+    });
     const attributeNames = new Set<string>();
     o.attributes.forEach((a, j) => {
       if (attributeNames.has(a.name)) problem(() => `$.objects[${i}].attributes[${j}]: attribute '${a.name}' is given twice`);

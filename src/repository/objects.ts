@@ -11,6 +11,8 @@ import {
   type ObjectSeed,
   type ObjectType,
   type Permissions,
+  type Reference,
+  type ReferenceIn,
   type RepositoryObject,
   type UpdateObjectBody,
 } from './schemas.js';
@@ -25,7 +27,7 @@ export interface ObjectFilter {
   attributes: ReadonlyArray<readonly [name: string, value: string]>;
 }
 
-type StoredObject = Required<Omit<ObjectSeed, 'created' | 'lastModified'>> & { created: number; lastModified: number };
+type StoredObject = Required<Omit<ObjectSeed, 'created' | 'lastModified' | 'references'>> & { created: number; lastModified: number; references?: Reference[] };
 
 interface Entry {
   object: StoredObject;
@@ -51,6 +53,14 @@ function normalise(attributes: readonly AttributeIn[]): Attribute[] {
     seen.add(name);
     return { name, value: value === undefined || value === null ? null : String(value) };
   });
+}
+
+/** `object` with its references set: none leaves the field out, as an export and a GET show it. */
+function withReferences<T extends { references?: Reference[] }>(object: T, references: Reference[] | undefined): T {
+  const out = { ...object };
+  if (references && references.length > 0) out.references = references;
+  else delete out.references;
+  return out;
 }
 
 /** `into` with each of `changes` replacing the attribute of its name, or added after the others (one pass each). */
@@ -161,6 +171,8 @@ export class ObjectStore {
       created: now,
       lastModified: now,
     };
+    const references = this.resolve(body.references, tenant);
+    if (references.length > 0) object.references = references;
     this.checkRoom(sizeOf(object));
     this.put(object);
     this.nextId++;
@@ -201,7 +213,9 @@ export class ObjectStore {
       created: this.builtAt,
       lastModified: this.builtAt,
     };
-    const next: StoredObject = {
+    // null or absent: unchanged; a list (empty too) replaces them all.
+    const references = body.references ? this.resolve(body.references, view?.tenant ?? current.tenant) : base.references;
+    const changed: StoredObject = {
       ...base,
       name: view ? view.name : (body.name ?? base.name),
       description: body.description ?? base.description,
@@ -211,6 +225,7 @@ export class ObjectStore {
       body: body.body ?? base.body,
       lastModified: this.clock.now(),
     };
+    const next = withReferences(changed, references);
     this.checkRoom(sizeOf(next) - (entry ? bytesOf(entry) : 0));
     this.put(next);
   }
@@ -223,6 +238,10 @@ export class ObjectStore {
     if (view) {
       const why = view.refuseDelete?.() ?? `${type} objects are removed through the interface that owns them (or the fixtures), not the repository`;
       throw conflicting(`${type} ${id} cannot be deleted: ${why}`);
+    }
+    const user = this.referrer(known, id, tenant);
+    if (user) {
+      throw conflicting(`${type} ${id} cannot be deleted: ${user.type} ${user.id} ('${user.name}') references it; remove the reference first (POST its references without it)`);
     }
     const entries = this.stored.get(known);
     const entry = entries?.get(id);
@@ -271,6 +290,47 @@ export class ObjectStore {
     entries.set(object.id, { object, bytes });
   }
 
+  /**
+   * The references a body sends, each checked against the objects `tenant` sees: of a known
+   * type, named by name or id (both: the same object), and existing. The stored reference has
+   * the object's id and name; the slot, embedding and path are kept as sent (null: left out).
+   */
+  private resolve(given: readonly ReferenceIn[] | null | undefined, tenant: string): Reference[] {
+    if (!given) return [];
+    return given.map((r, i) => {
+      const where = `body: references[${i}]`;
+      if (!(OBJECT_TYPES as readonly string[]).includes(r.type)) throw invalid(`${where}: unknown object type '${r.type}': use one of ${OBJECT_TYPES.join(', ')}`);
+      const type = r.type as ObjectType;
+      const id = r.id === undefined || r.id === null ? undefined : Number(r.id);
+      const name = r.name ?? undefined;
+      if (id === undefined && name === undefined) throw invalid(`${where}: name the referenced ${type} object by 'name' or 'id'`);
+      let found: StoredObject | undefined;
+      for (const object of this.visible(type, tenant)) {
+        if (id !== undefined ? object.id === id : object.name === name) {
+          found = object;
+          break;
+        }
+      }
+      if (!found) throw invalid(`${where}: no ${type} object ${id !== undefined ? `with id ${id}` : `named '${name}'`} in tenant '${tenant}'`);
+      if (name !== undefined && found.name !== name) throw invalid(`${where}: ${type} ${found.id} is named '${found.name}', not '${name}'`);
+      const out: Reference = { id: found.id, type, name: found.name };
+      if (typeof r.internalID === 'string') out.internalID = r.internalID;
+      if (typeof r.embedded === 'boolean') out.embedded = r.embedded;
+      if (typeof r.path === 'string') out.path = r.path;
+      return out;
+    });
+  }
+
+  /** The first object of `tenant` stored here that references `type` `id`, if any. */
+  private referrer(type: string, id: number, tenant: string): StoredObject | undefined {
+    for (const entries of this.stored.values()) {
+      for (const { object } of entries.values()) {
+        if (object.tenant === tenant && object.references?.some((r) => r.type === type && r.id === id)) return object;
+      }
+    }
+    return undefined;
+  }
+
   private checkRoom(growth: number): void {
     if (growth > 0 && this.bytes + growth > this.maxBytes) {
       throw unavailable(`the repository holds ${this.bytes} bytes of objects and REPOSITORY_MAX_BYTES is ${this.maxBytes}: delete objects first`);
@@ -314,6 +374,7 @@ export class ObjectStore {
         // What is stored beside a view never overrides the owner's attributes.
         attributes: [...v.attributes.map((a) => ({ ...a })), ...(extra?.attributes.filter((a) => !owned.has(a.name)).map((a) => ({ ...a })) ?? [])],
         body: extra?.body || v.body || '',
+        ...(extra?.references ? { references: extra.references } : {}),
         created: extra?.created ?? this.builtAt,
         lastModified: extra?.lastModified ?? this.builtAt,
         readOnly: v.readOnly === true,
@@ -358,6 +419,7 @@ export class ObjectStore {
       readOnly: object.readOnly === true,
     };
     if (details) out.body = object.body;
+    if (object.references && object.references.length > 0) out.references = object.references.map((r) => ({ ...r }));
     return out;
   }
 }

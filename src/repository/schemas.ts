@@ -64,6 +64,41 @@ export const PermissionsSchema = Type.Object(
 );
 export type Permissions = Static<typeof PermissionsSchema>;
 
+/**
+ * A reference from one object to another, as the service spells it: the object it names (by
+ * type and name, or id), the slot it fills (`internalID`: a domain's boomerang build is its
+ * `boomr` reference), whether the referenced object is embedded, and its path.
+ */
+export const ReferenceSchema = Type.Object(
+  {
+    internalID: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    id: Type.Integer({ description: 'the referenced object' }),
+    embedded: Type.Optional(Type.Boolean()),
+    type: Type.String({ minLength: 1, description: 'the referenced object type' }),
+    path: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    name: Type.String({ minLength: 1, description: 'the referenced object name' }),
+  },
+  { additionalProperties: false },
+);
+export type Reference = Static<typeof ReferenceSchema>;
+
+/** A reference as clients send it: by type and name, or type and id (both: they must agree); ids as numbers or their text, as Jackson reads them. */
+export const ReferenceInSchema = Type.Object(
+  {
+    internalID: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    id: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^[0-9]{1,15}$' }), Type.Null()])),
+    embedded: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+    type: Type.String({ minLength: 1 }),
+    path: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    name: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+export type ReferenceIn = Static<typeof ReferenceInSchema>;
+
+/** The most references one object holds. */
+export const MAX_REFERENCES = 100;
+
 /** A repository object as the Objects calls answer it. */
 export const RepositoryObjectSchema = Type.Object(
   {
@@ -77,6 +112,7 @@ export const RepositoryObjectSchema = Type.Object(
     tenantID: Type.Integer({ description: "id of the tenant object of the object's tenant" }),
     attributes: Type.Array(AttributeSchema),
     body: Type.Optional(Type.String({ description: 'XML; left out of a list with includeDetails=false' })),
+    references: Type.Optional(Type.Array(ReferenceSchema, { description: 'the objects this one uses; left out when it uses none' })),
     effectivePermissions: PermissionsSchema,
     deleted: Type.Boolean(),
     hidden: Type.Boolean(),
@@ -135,6 +171,7 @@ export const ObjectSeedSchema = Type.Object(
     schemaVersion: Type.String({ default: '1.0' }),
     attributes: Type.Array(AttributeSchema, { default: [] }),
     body: Type.String({ default: '', description: 'XML' }),
+    references: Type.Optional(Type.Array(ReferenceSchema, { maxItems: MAX_REFERENCES, description: 'the objects this one uses (each of a stored type, by id and name); absent: none' })),
     created: Type.Optional(emulatedTime(Type.Integer({ description: 'UTC epoch ms; absent: the moment the seed loads' }))),
     lastModified: Type.Optional(emulatedTime(Type.Integer({ description: 'UTC epoch ms; absent: created' }))),
   },
@@ -164,7 +201,6 @@ const readOnlyFields = {
   hidden: Type.Optional(Type.Unknown()),
   readOnly: Type.Optional(Type.Unknown()),
   ownerID: Type.Optional(Type.Unknown()),
-  references: Type.Optional(Type.Unknown()),
 };
 
 const writableFields = {
@@ -173,6 +209,7 @@ const writableFields = {
   schemaVersion: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   attributes: Type.Optional(Type.Union([Type.Array(AttributeInSchema), Type.Null()])),
   body: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  references: Type.Optional(Type.Union([Type.Array(ReferenceInSchema, { maxItems: MAX_REFERENCES }), Type.Null()])),
 };
 
 export const CreateObjectBodySchema = Type.Object(
