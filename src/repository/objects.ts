@@ -38,6 +38,28 @@ interface Entry {
 /** The bytes of each seed, worked out once however many resets and sandboxes build from it. */
 const seedBytes = new WeakMap<readonly ObjectSeed[], number>();
 
+/**
+ * The site's configuration: one object of the whole site (every tenant sees the same one),
+ * id 1 unless the fixtures give their own. Tools read and set the boomerang build a new app
+ * gets (`boomerangDefaultVersion`) there. Until it is changed it is not stored: a seed
+ * without one gets this, and an export leaves it out.
+ */
+export const SITE_CONFIGURATION = 'siteconfiguration';
+function defaultSiteConfiguration(at: number): StoredObject {
+  return {
+    id: 1,
+    type: SITE_CONFIGURATION,
+    name: 'Site Configuration',
+    tenant: 'Default',
+    description: '',
+    schemaVersion: '1.0',
+    attributes: [{ name: 'boomerangDefaultVersion', value: '1.737.0' }],
+    body: '',
+    created: at,
+    lastModified: at,
+  };
+}
+
 const FULL: Permissions = { read: true, write: true, use: true, fullControl: true };
 const READ_ONLY: Permissions = { read: true, write: false, use: true, fullControl: false };
 
@@ -156,6 +178,7 @@ export class ObjectStore {
   create(type: string, body: CreateObjectBody, tenant: string): number {
     const known = this.knownType(type);
     if (this.views[known]) throw conflicting(`${type} objects belong to the interface that owns them and are made there (or in the fixtures), not with PUT Objects`);
+    if (known === SITE_CONFIGURATION) throw conflicting(`the site has one ${SITE_CONFIGURATION} object: change it with POST Objects/${SITE_CONFIGURATION}/<id>`);
     if (body.name === undefined) throw invalid("body: the field 'name' is required");
     this.checkNameFree(known, body.name, tenant);
     const now = this.clock.now();
@@ -200,7 +223,7 @@ export class ObjectStore {
       this.checkNameFree(known, body.name, current.tenant);
     }
     const entry = this.stored.get(known)?.get(id);
-    const base: StoredObject = entry?.object ?? {
+    const base: StoredObject = entry?.object ?? (known === SITE_CONFIGURATION ? current : undefined) ?? {
       id,
       type: known,
       name: current.name,
@@ -239,6 +262,7 @@ export class ObjectStore {
       const why = view.refuseDelete?.() ?? `${type} objects are removed through the interface that owns them (or the fixtures), not the repository`;
       throw conflicting(`${type} ${id} cannot be deleted: ${why}`);
     }
+    if (known === SITE_CONFIGURATION) throw conflicting(`${type} ${id} cannot be deleted: the site always has its configuration`);
     const user = this.referrer(known, id, tenant);
     if (user) {
       throw conflicting(`${type} ${id} cannot be deleted: ${user.type} ${user.id} ('${user.name}') references it; remove the reference first (POST its references without it)`);
@@ -357,6 +381,12 @@ export class ObjectStore {
     const provider = this.views[type];
     const entries = this.stored.get(type);
     if (!provider) {
+      if (type === SITE_CONFIGURATION) {
+        // One for the whole site: every tenant sees it; the default until one is stored.
+        if (entries && entries.size > 0) yield* [...entries.values()].map((e) => e.object);
+        else yield defaultSiteConfiguration(this.builtAt);
+        return;
+      }
       for (const e of entries?.values() ?? []) if (e.object.tenant === tenant) yield e.object;
       return;
     }
@@ -383,7 +413,7 @@ export class ObjectStore {
   }
 
   private find(type: ObjectType, id: number, tenant: string): StoredObject & { readOnly?: boolean } {
-    if (!this.views[type]) {
+    if (!this.views[type] && type !== SITE_CONFIGURATION) {
       // Stored objects are found by id directly.
       const object = this.stored.get(type)?.get(id)?.object;
       if (object && object.tenant === tenant) return object;

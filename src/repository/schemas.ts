@@ -148,6 +148,7 @@ export const OBJECT_TYPES = [
   'rsdb',
   'scheduledtask',
   'seeddata',
+  'siteconfiguration',
   'statisticalmodel',
   'target',
   'tenant',
