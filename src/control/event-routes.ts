@@ -6,7 +6,7 @@ import { unavailable } from '../core/errors.js';
 import { ErrorBodySchema, badRequest } from '../http/errors.js';
 import { refuseOtherMethods } from '../http/routing.js';
 import { EVENT_KINDS, EVENT_TYPES, MISSED_TYPE, frameOf, type EventKind, type EventType } from '../world/events.js';
-import { EventStream, type EventFilter } from '../world/events-stream.js';
+import { EventStream, replayWithin, type EventFilter } from '../world/events-stream.js';
 
 /** The longest list a filter takes, and the longest resource id in it. */
 export const MAX_EVENT_FILTER_ITEMS = 100;
@@ -128,8 +128,10 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
       if (socket?.readableEnded) queueMicrotask(() => stream.end());
       else socket?.once('end', () => stream.end());
       const { missed, replay } = w.events.subscribe(stream, from);
-      if (missed) stream.send(frameOf(undefined, MISSED_TYPE, { type: MISSED_TYPE, at: w.clock.now(), lastId: w.events.lastId }));
-      for (const event of replay) stream.send(event.frame);
+      // A replay takes at most half of what the client may hold, leaving the rest for what happens while it reads.
+      const resumed = replayWithin(replay, Math.floor(eventsClientMaxBytes / 2));
+      if (missed || resumed.cut) stream.send(frameOf(undefined, MISSED_TYPE, { type: MISSED_TYPE, at: w.clock.now(), lastId: w.events.lastId }));
+      for (const event of resumed.events) stream.send(event.frame);
       stream.beat(eventsHeartbeatMs, () => String(w.clock.now()));
     },
   );
