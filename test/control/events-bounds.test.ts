@@ -96,3 +96,54 @@ describe('a resume with more to replay than a client may hold', () => {
     expect((await resumed.next()).data).toMatchObject({ type: 'annotation.created', resourceId: id });
   });
 });
+
+const ALERT = { uid: 'cpu-high', name: 'CPU high', enabled: true, message: 'CPU above 90%', channels: [], state: 'cleared' as const, history: [] };
+const fire = (message: string) => app.inject({ method: 'POST', url: '/concerto/mpulse/api/alerts/cpu-high/fire', payload: { message } });
+
+describe('what an event carries', () => {
+  it('an alert event carries the fire or clear it recorded and the alert as it is now, not its history', async () => {
+    await start({}, { alerts: [ALERT] });
+    const reader = await open('?kind=alert');
+    const message = 'm'.repeat(1000);
+    for (let i = 0; i < 50; i++) expect((await fire(`${i} ${message}`)).statusCode).toBe(204);
+    expect((await app.inject({ method: 'POST', url: '/concerto/mpulse/api/alerts/cpu-high/clear', payload: {} })).statusCode).toBe(204);
+    expect((await app.inject({ method: 'PATCH', url: '/_emulator/alerts/cpu-high', payload: { enabled: false } })).statusCode).toBe(200);
+    const events = await reader.take(52);
+    const fired = events[49];
+    expect(fired.data).toMatchObject({ type: 'alert.fired', resourceId: 'cpu-high', entry: { action: 'fire', at: T0, message: `49 ${message}`, subject: 'CPU high' } });
+    expect(fired.data.view).toEqual({ uid: 'cpu-high', name: 'CPU high', enabled: true, message: 'CPU above 90%', channels: [], state: 'firing', lastTriggered: T0 });
+    // The 50th fire is no bigger than the first: 50 fires of 1 KB carry some 50 KB, not 1.3 MB.
+    const size = (i: number) => JSON.stringify(events[i].data).length;
+    expect(size(49)).toBeLessThan(size(0) + 10);
+    expect(size(49)).toBeLessThan(2000);
+    expect(events[50].data).toMatchObject({ type: 'alert.cleared', entry: { action: 'clear', at: T0 }, view: { state: 'cleared', lastCleared: T0 } });
+    expect(events[51].data).toMatchObject({ type: 'alert.disabled', view: { enabled: false, state: 'cleared' } });
+    for (const e of events.slice(49)) expect(e.data.view).not.toHaveProperty('history');
+    expect(events[51].data).not.toHaveProperty('entry');
+    // The history is still there for whoever reads it.
+    expect((await app.inject({ url: '/_emulator/alerts/cpu-high' })).json().history).toHaveLength(51);
+  });
+
+  it('an event over 64 KiB goes without its view, saying so, and the resource can be read instead', async () => {
+    await start();
+    const reader = await open('?kind=annotation');
+    const big = await annotate('big', 'x'.repeat(100 * 1024));
+    const small = await annotate('small', 'y');
+    const [bigEvent, smallEvent] = await reader.take(2);
+    expect(bigEvent.data).toMatchObject({ type: 'annotation.created', kind: 'annotation', resourceId: big, viewOmitted: true });
+    expect(bigEvent.data).not.toHaveProperty('view');
+    expect(JSON.stringify(bigEvent.data).length).toBeLessThan(1000);
+    expect(smallEvent.data).toMatchObject({ type: 'annotation.created', resourceId: small, view: { title: 'small' } });
+    expect(smallEvent.data).not.toHaveProperty('viewOmitted');
+  });
+
+  it('an alert fired with a message over 64 KiB goes without its view and entry', async () => {
+    await start({}, { alerts: [ALERT] });
+    const reader = await open('?kind=alert');
+    expect((await fire('z'.repeat(70 * 1024))).statusCode).toBe(204);
+    const event = await reader.next();
+    expect(event.data).toMatchObject({ type: 'alert.fired', resourceId: 'cpu-high', viewOmitted: true });
+    expect(event.data).not.toHaveProperty('view');
+    expect(event.data).not.toHaveProperty('entry');
+  });
+});
