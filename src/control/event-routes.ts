@@ -61,6 +61,8 @@ function filterOf(query: EventQuery): EventFilter {
 export const eventRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> = async (app, { world }) => {
   const refuseOthers = refuseOtherMethods(app);
   const open = new Set<EventStream>();
+  /** Of those, the streams of sandboxes: they may not take the last EVENTS_RESERVED_STREAMS of the total. */
+  let inSandboxes = 0;
   app.addHook('preClose', (done) => {
     for (const stream of [...open]) stream.end();
     done();
@@ -85,9 +87,17 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
       const w = world(request);
       const filter = filterOf(request.query);
       const from = resumeFrom(request.headers['last-event-id'], request.query.lastEventId);
-      const { eventsMaxStreams, eventsMaxStreamsTotal, eventsClientMaxBytes, eventsHeartbeatMs } = w.config;
+      const { eventsMaxStreams, eventsMaxStreamsTotal, eventsReservedStreams, eventsClientMaxBytes, eventsHeartbeatMs } = w.config;
+      const sandbox = w.name !== undefined;
       if (w.events.listeners >= eventsMaxStreams) throw unavailable(`${w.events.listeners} event streams are open on this world and EVENTS_MAX_STREAMS is ${eventsMaxStreams}; close some or raise it`);
       if (open.size >= eventsMaxStreamsTotal) throw unavailable(`${open.size} event streams are open and EVENTS_MAX_STREAMS_TOTAL is ${eventsMaxStreamsTotal}; close some or raise it`);
+      // Sandboxes, which anyone may make without ADMIN_TOKEN, never take the default world's last streams.
+      const forSandboxes = Math.max(0, eventsMaxStreamsTotal - eventsReservedStreams);
+      if (sandbox && inSandboxes >= forSandboxes) {
+        throw unavailable(
+          `${inSandboxes} event streams are open on sandboxes, and EVENTS_MAX_STREAMS_TOTAL (${eventsMaxStreamsTotal}) less EVENTS_RESERVED_STREAMS (${eventsReservedStreams}), kept for the default world, is ${forSandboxes}; close some or raise them`,
+        );
+      }
 
       // A HEAD asks only whether the stream would open: it gets the headers, and no stream.
       if (request.method === 'HEAD') return reply.code(200).type('text/event-stream; charset=utf-8').send('');
@@ -118,10 +128,11 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
         uncork: () => raw.uncork(),
       };
       const stream = new EventStream(out, filter, eventsClientMaxBytes, () => {
-        open.delete(stream);
+        if (open.delete(stream) && sandbox) inSandboxes--;
         w.events.unsubscribe(stream);
       });
       open.add(stream);
+      if (sandbox) inSandboxes++;
       raw.on('close', () => stream.closed());
       // The server keeps a half-closed connection open (app.ts): a client that ends its side is gone.
       const socket = request.raw.socket;

@@ -147,3 +147,26 @@ describe('what an event carries', () => {
     expect(event.data).not.toHaveProperty('entry');
   });
 });
+
+describe('streams of sandboxes', () => {
+  it("never take the streams EVENTS_RESERVED_STREAMS keeps for the default world's own", async () => {
+    await start({ eventsMaxStreams: 2, eventsMaxStreamsTotal: 4, eventsReservedStreams: 2 });
+    for (const name of ['s1', 's2']) expect((await app.inject({ method: 'PUT', url: `/_emulator/sandboxes/${name}` })).statusCode).toBe(201);
+    // Without ADMIN_TOKEN anyone may open these: two sandboxes' worth would fill the total.
+    for (let i = 0; i < 2; i++) expect((await open('', {}, '/sandbox/s1')).status).toBe(200);
+    const refused = await app.inject({ url: '/sandbox/s2/_emulator/events' });
+    expect(refused.statusCode).toBe(503);
+    expect(refused.json().message).toBe(
+      '2 event streams are open on sandboxes, and EVENTS_MAX_STREAMS_TOTAL (4) less EVENTS_RESERVED_STREAMS (2), kept for the default world, is 2; close some or raise them',
+    );
+    expect((await app.inject({ method: 'HEAD', url: '/sandbox/s2/_emulator/events' })).statusCode).toBe(503);
+    // The default world's own streams open.
+    const own = [await open(), await open()];
+    expect(own.map((r) => r.status)).toEqual([200, 200]);
+    expect(world().events.listeners).toBe(2);
+    // A sandbox stream that ends gives its place back.
+    readers[0].close();
+    for (let i = 0; i < 100 && (await app.inject({ method: 'HEAD', url: '/sandbox/s2/_emulator/events' })).statusCode !== 200; i++) await new Promise((r) => setTimeout(r, 10));
+    expect((await open('', {}, '/sandbox/s2')).status).toBe(200);
+  });
+});
