@@ -68,10 +68,33 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
     done();
   });
 
+  /** 503 when one more stream would be past a bound: of the world, of all worlds, of the sandboxes together. */
+  const refuseWhenFull = (w: World, sandbox: boolean): void => {
+    const { eventsMaxStreams, eventsMaxStreamsTotal, eventsReservedStreams } = w.config;
+    if (w.events.listeners >= eventsMaxStreams) throw unavailable(`${w.events.listeners} event streams are open on this world and EVENTS_MAX_STREAMS is ${eventsMaxStreams}; close some or raise it`);
+    if (open.size >= eventsMaxStreamsTotal) throw unavailable(`${open.size} event streams are open and EVENTS_MAX_STREAMS_TOTAL is ${eventsMaxStreamsTotal}; close some or raise it`);
+    // Sandboxes, which anyone may make without ADMIN_TOKEN, never take the default world's last streams.
+    const forSandboxes = Math.max(0, eventsMaxStreamsTotal - eventsReservedStreams);
+    if (sandbox && inSandboxes >= forSandboxes) {
+      throw unavailable(
+        `${inSandboxes} event streams are open on sandboxes, and EVENTS_MAX_STREAMS_TOTAL (${eventsMaxStreamsTotal}) less EVENTS_RESERVED_STREAMS (${eventsReservedStreams}), kept for the default world, is ${forSandboxes}; close some or raise them`,
+      );
+    }
+  };
+
   /** GET /_emulator/events: a stream of the world's changes, filtered, resumable. */
   app.get(
     '/events',
     {
+      // Before preHandler, where a sandbox made by this request would be registered: a stream refused as one too many makes none.
+      preValidation: (request, _reply, done) => {
+        try {
+          refuseWhenFull(world(request), request.sandbox !== null);
+          done();
+        } catch (err) {
+          done(err as Error);
+        }
+      },
       schema: {
         tags: ['Control'],
         summary: 'Server-Sent Events of the world: lifecycle transitions, annotations, alerts, objects, resets, the clock, fault rules, sandboxes',
@@ -87,17 +110,10 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
       const w = world(request);
       const filter = filterOf(request.query);
       const from = resumeFrom(request.headers['last-event-id'], request.query.lastEventId);
-      const { eventsMaxStreams, eventsMaxStreamsTotal, eventsReservedStreams, eventsClientMaxBytes, eventsHeartbeatMs } = w.config;
-      const sandbox = w.name !== undefined;
-      if (w.events.listeners >= eventsMaxStreams) throw unavailable(`${w.events.listeners} event streams are open on this world and EVENTS_MAX_STREAMS is ${eventsMaxStreams}; close some or raise it`);
-      if (open.size >= eventsMaxStreamsTotal) throw unavailable(`${open.size} event streams are open and EVENTS_MAX_STREAMS_TOTAL is ${eventsMaxStreamsTotal}; close some or raise it`);
-      // Sandboxes, which anyone may make without ADMIN_TOKEN, never take the default world's last streams.
-      const forSandboxes = Math.max(0, eventsMaxStreamsTotal - eventsReservedStreams);
-      if (sandbox && inSandboxes >= forSandboxes) {
-        throw unavailable(
-          `${inSandboxes} event streams are open on sandboxes, and EVENTS_MAX_STREAMS_TOTAL (${eventsMaxStreamsTotal}) less EVENTS_RESERVED_STREAMS (${eventsReservedStreams}), kept for the default world, is ${forSandboxes}; close some or raise them`,
-        );
-      }
+      const { eventsClientMaxBytes, eventsHeartbeatMs } = w.config;
+      const sandbox = request.sandbox !== null;
+      // Checked again: a stream may have opened since (the world is the same, only registered since).
+      refuseWhenFull(w, sandbox);
 
       // A HEAD asks only whether the stream would open: it gets the headers, and no stream.
       if (request.method === 'HEAD') return reply.code(200).type('text/event-stream; charset=utf-8').send('');

@@ -160,6 +160,9 @@ describe('streams of sandboxes', () => {
       '2 event streams are open on sandboxes, and EVENTS_MAX_STREAMS_TOTAL (4) less EVENTS_RESERVED_STREAMS (2), kept for the default world, is 2; close some or raise them',
     );
     expect((await app.inject({ method: 'HEAD', url: '/sandbox/s2/_emulator/events' })).statusCode).toBe(503);
+    // A refused stream to a sandbox not made yet makes none.
+    expect((await app.inject({ url: '/sandbox/s3/_emulator/events' })).statusCode).toBe(503);
+    expect((await app.inject({ url: '/_emulator/sandboxes/s3' })).statusCode).toBe(404);
     // The default world's own streams open.
     const own = [await open(), await open()];
     expect(own.map((r) => r.status)).toEqual([200, 200]);
