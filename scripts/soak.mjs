@@ -18,9 +18,12 @@
 //           bounds, and reading it never holds the health check (scripts/soak/journal.mjs).
 //   state   the state file with 20 untouched sandboxes (size, idle CPU) and imports into two
 //           sandboxes at once (scripts/soak/state-file.mjs).
+//   events  100 readers of the event stream during a flood of alert fires (bytes per stream,
+//           health p99), a resume with more to replay than a client may hold, and 1,000 streams
+//           over 10 sandboxes beside the default world's own (scripts/soak/events.mjs).
 //
 // Environment: SOAK_SECONDS (default 60, per timed part), SOAK_CLIENTS (50), SOAK_KILLS (20),
-// SOAK_PARTS (race,memory,kill,paths,slow,sandboxes,journal,state), SOAK_FLUSH_MS (50), SOAK_SLOW_CLIENTS (800),
+// SOAK_PARTS (race,memory,kill,paths,slow,sandboxes,journal,state,events), SOAK_FLUSH_MS (50), SOAK_SLOW_CLIENTS (800),
 // SOAK_SLOW_TIMEOUT_MS (2000), BENCH_SERVER (default dist/cli/server.js).
 import http from 'node:http';
 import net from 'node:net';
@@ -30,6 +33,7 @@ import { join } from 'node:path';
 import { HOST, median, num, request, rssMiB, sleep, startProcess } from '../bench/lib.mjs';
 import { spellings } from './path-corpus.mjs';
 import { journalPart } from './soak/journal.mjs';
+import { eventsPart } from './soak/events.mjs';
 import { BENCH_TOKEN, FIRST_ANNOTATION_ID, grid, writeSeed } from '../bench/seeds.mjs';
 import { stateFile } from './soak/state-file.mjs';
 import { helpIfAsked } from '../bench/help.mjs';
@@ -42,7 +46,7 @@ const KILLS = Math.round(num('SOAK_KILLS', 20));
 const FLUSH_MS = Math.round(num('SOAK_FLUSH_MS', 50));
 const SLOW_CLIENTS = Math.round(num('SOAK_SLOW_CLIENTS', 800));
 const SLOW_TIMEOUT_MS = Math.round(num('SOAK_SLOW_TIMEOUT_MS', 2000));
-const PARTS = new Set((process.env.SOAK_PARTS ?? 'race,memory,kill,paths,slow,sandboxes,journal,state').split(',').map((s) => s.trim()));
+const PARTS = new Set((process.env.SOAK_PARTS ?? 'race,memory,kill,paths,slow,sandboxes,journal,state,events').split(',').map((s) => s.trim()));
 
 const CLOUD = '/concerto/services/rest/CloudService/v1';
 const REPO = '/concerto/services/rest/RepositoryService/v1';
@@ -753,4 +757,5 @@ if (PARTS.has('slow')) results.push(await slow());
 if (PARTS.has('sandboxes')) results.push(await (await import('./soak/sandboxes.mjs')).sandboxes({ log }));
 if (PARTS.has('journal')) results.push(await (async (v) => (await journalPart(v), v.report('journal'), v.ok))(new Verdict()));
 if (PARTS.has('state')) results.push(await stateFile());
+if (PARTS.has('events')) results.push(await (async (v) => (await eventsPart(v), v.report('events'), v.ok))(new Verdict()));
 process.exit(results.every(Boolean) ? 0 : 1);

@@ -35,6 +35,16 @@ export class AlertStore {
     return structuredClone(this.find(uid));
   }
 
+  /**
+   * An alert as it is now, less its history, and the last fire or clear recorded: what the
+   * event stream sends of a change, copied without walking the history.
+   */
+  latest(uid: string): { alert: Omit<Alert, 'history'>; last: AlertEvent | undefined } {
+    const { history, ...alert } = this.find(uid);
+    const last = history[history.length - 1];
+    return { alert: structuredClone(alert), last: last && { ...last } };
+  }
+
   /** Enables or disables an alert (a change made in the user interface); 404 if unknown. */
   setEnabled(uid: string, enabled: boolean): Alert {
     const alert = this.find(uid);

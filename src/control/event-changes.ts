@@ -36,9 +36,16 @@ function annotation(type: EventType, id: number | string | undefined, world: Wor
   return { type, kind: 'annotation', resourceId: Number(id), view };
 }
 
-function alert(type: EventType, uid: string | undefined, world: World, view?: unknown): EventInput | undefined {
+/**
+ * An alert's change: the alert as it is now, less its history (which grows with every fire,
+ * and would make each event carry all those before it), and for a fire or a clear the entry
+ * it recorded (`entry`), the last of that history.
+ */
+function alert(type: EventType, uid: string | undefined, world: World): EventInput | undefined {
   if (uid === undefined) return undefined;
-  return { type, kind: 'alert', resourceId: uid, view: view ?? tryView(() => world.stores.alerts.get(uid)) };
+  const latest = tryView(() => world.stores.alerts.latest(uid)) as ReturnType<World['stores']['alerts']['latest']> | undefined;
+  const entry = (type === 'alert.fired' || type === 'alert.cleared') && latest?.last ? { entry: latest.last } : undefined;
+  return { type, kind: 'alert', resourceId: uid, view: latest?.alert, ...(entry ? { extra: entry } : {}) };
 }
 
 const objectId = (params: Params, answer: unknown) => (params.id !== undefined ? Number(params.id) : idOf(answer));
@@ -52,7 +59,7 @@ const CHANGES = new Map<string, Change>([
   [`POST ${PATHS.alerts}/:uid/clear`, (world, p) => alert('alert.cleared', p.uid, world)],
   [
     `PATCH ${PATHS.control}/alerts/:uid`,
-    (world, p, answer) => alert((answer as { enabled?: boolean } | null)?.enabled === false ? 'alert.disabled' : 'alert.enabled', p.uid, world, answer),
+    (world, p, answer) => alert((answer as { enabled?: boolean } | null)?.enabled === false ? 'alert.disabled' : 'alert.enabled', p.uid, world),
   ],
   [`PUT ${PATHS.repository}/Objects`, (_w, p, answer) => ({ type: 'object.created', kind: 'object', resourceId: objectId(p, answer), extra: { objectType: p.type } })],
   [`PUT ${PATHS.repository}/Objects/:type`, (_w, p, answer) => ({ type: 'object.created', kind: 'object', resourceId: objectId(p, answer), extra: { objectType: p.type } })],

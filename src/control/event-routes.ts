@@ -6,7 +6,7 @@ import { unavailable } from '../core/errors.js';
 import { ErrorBodySchema, badRequest } from '../http/errors.js';
 import { refuseOtherMethods } from '../http/routing.js';
 import { EVENT_KINDS, EVENT_TYPES, MISSED_TYPE, frameOf, type EventKind, type EventType } from '../world/events.js';
-import { EventStream, type EventFilter } from '../world/events-stream.js';
+import { EventStream, replayWithin, type EventFilter } from '../world/events-stream.js';
 
 /** The longest list a filter takes, and the longest resource id in it. */
 export const MAX_EVENT_FILTER_ITEMS = 100;
@@ -61,15 +61,40 @@ function filterOf(query: EventQuery): EventFilter {
 export const eventRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> = async (app, { world }) => {
   const refuseOthers = refuseOtherMethods(app);
   const open = new Set<EventStream>();
+  /** Of those, the streams of sandboxes: they may not take the last EVENTS_RESERVED_STREAMS of the total. */
+  let inSandboxes = 0;
   app.addHook('preClose', (done) => {
     for (const stream of [...open]) stream.end();
     done();
   });
 
+  /** 503 when one more stream would be past a bound: of the world, of all worlds, of the sandboxes together. */
+  const refuseWhenFull = (w: World, sandbox: boolean): void => {
+    const { eventsMaxStreams, eventsMaxStreamsTotal, eventsReservedStreams } = w.config;
+    if (w.events.listeners >= eventsMaxStreams) throw unavailable(`${w.events.listeners} event streams are open on this world and EVENTS_MAX_STREAMS is ${eventsMaxStreams}; close some or raise it`);
+    if (open.size >= eventsMaxStreamsTotal) throw unavailable(`${open.size} event streams are open and EVENTS_MAX_STREAMS_TOTAL is ${eventsMaxStreamsTotal}; close some or raise it`);
+    // Sandboxes, which anyone may make without ADMIN_TOKEN, never take the default world's last streams.
+    const forSandboxes = Math.max(0, eventsMaxStreamsTotal - eventsReservedStreams);
+    if (sandbox && inSandboxes >= forSandboxes) {
+      throw unavailable(
+        `${inSandboxes} event streams are open on sandboxes, and EVENTS_MAX_STREAMS_TOTAL (${eventsMaxStreamsTotal}) less EVENTS_RESERVED_STREAMS (${eventsReservedStreams}), kept for the default world, is ${forSandboxes}; close some or raise them`,
+      );
+    }
+  };
+
   /** GET /_emulator/events: a stream of the world's changes, filtered, resumable. */
   app.get(
     '/events',
     {
+      // Before preHandler, where a sandbox made by this request would be registered: a stream refused as one too many makes none.
+      preValidation: (request, _reply, done) => {
+        try {
+          refuseWhenFull(world(request), request.sandbox !== null);
+          done();
+        } catch (err) {
+          done(err as Error);
+        }
+      },
       schema: {
         tags: ['Control'],
         summary: 'Server-Sent Events of the world: lifecycle transitions, annotations, alerts, objects, resets, the clock, fault rules, sandboxes',
@@ -85,9 +110,10 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
       const w = world(request);
       const filter = filterOf(request.query);
       const from = resumeFrom(request.headers['last-event-id'], request.query.lastEventId);
-      const { eventsMaxStreams, eventsMaxStreamsTotal, eventsClientMaxBytes, eventsHeartbeatMs } = w.config;
-      if (w.events.listeners >= eventsMaxStreams) throw unavailable(`${w.events.listeners} event streams are open on this world and EVENTS_MAX_STREAMS is ${eventsMaxStreams}; close some or raise it`);
-      if (open.size >= eventsMaxStreamsTotal) throw unavailable(`${open.size} event streams are open and EVENTS_MAX_STREAMS_TOTAL is ${eventsMaxStreamsTotal}; close some or raise it`);
+      const { eventsClientMaxBytes, eventsHeartbeatMs } = w.config;
+      const sandbox = request.sandbox !== null;
+      // Checked again: a stream may have opened since (the world is the same, only registered since).
+      refuseWhenFull(w, sandbox);
 
       // A HEAD asks only whether the stream would open: it gets the headers, and no stream.
       if (request.method === 'HEAD') return reply.code(200).type('text/event-stream; charset=utf-8').send('');
@@ -118,18 +144,21 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
         uncork: () => raw.uncork(),
       };
       const stream = new EventStream(out, filter, eventsClientMaxBytes, () => {
-        open.delete(stream);
+        if (open.delete(stream) && sandbox) inSandboxes--;
         w.events.unsubscribe(stream);
       });
       open.add(stream);
+      if (sandbox) inSandboxes++;
       raw.on('close', () => stream.closed());
       // The server keeps a half-closed connection open (app.ts): a client that ends its side is gone.
       const socket = request.raw.socket;
       if (socket?.readableEnded) queueMicrotask(() => stream.end());
       else socket?.once('end', () => stream.end());
       const { missed, replay } = w.events.subscribe(stream, from);
-      if (missed) stream.send(frameOf(undefined, MISSED_TYPE, { type: MISSED_TYPE, at: w.clock.now(), lastId: w.events.lastId }));
-      for (const event of replay) stream.send(event.frame);
+      // A replay takes at most half of what the client may hold, leaving the rest for what happens while it reads.
+      const resumed = replayWithin(replay, Math.floor(eventsClientMaxBytes / 2));
+      if (missed || resumed.cut) stream.send(frameOf(undefined, MISSED_TYPE, { type: MISSED_TYPE, at: w.clock.now(), lastId: w.events.lastId }));
+      for (const event of resumed.events) stream.send(event.frame);
       stream.beat(eventsHeartbeatMs, () => String(w.clock.now()));
     },
   );

@@ -20,6 +20,19 @@ export interface EventFilter {
 }
 
 /**
+ * What a resume sends of the events after the client's id: the newest that fit in `budget`
+ * bytes. `cut` says that older ones were left out (the client is then told it missed events,
+ * as when the buffer no longer holds them). The frames are summed, never written, to decide:
+ * a replay written out past the client's bound would end the stream before its first byte.
+ */
+export function replayWithin(replay: readonly SentEvent[], budget: number): { cut: boolean; events: readonly SentEvent[] } {
+  let bytes = 0;
+  let first = replay.length;
+  while (first > 0 && bytes + replay[first - 1].frame.byteLength <= budget) bytes += replay[--first].frame.byteLength;
+  return first === 0 ? { cut: false, events: replay } : { cut: true, events: replay.slice(first) };
+}
+
+/**
  * One open event stream. The kind and id filters apply to events about a resource; an event
  * about the whole world (a reset, the clock) passes them, and only `types` picks among those.
  * A client that reads too slowly is dropped once more than `maxBytes` wait for it: its events

@@ -71,6 +71,10 @@ export interface WorldEventData {
   frozen?: boolean;
   /** stream.reset: the id of the last event of the world. */
   lastId?: number;
+  /** alert.fired, alert.cleared: the fire or clear recorded (the alert's `view` has no history). */
+  entry?: unknown;
+  /** The event's frame would have been over EVENT_VIEW_MAX_BYTES: `view` and `entry` are left out; read the resource. */
+  viewOmitted?: boolean;
   [field: string]: unknown;
 }
 
@@ -130,6 +134,13 @@ export interface EventLimits {
 type Pending =
   | { step: true; kind: string; id: string | number; state: string; at: number; viewOf: ViewOf }
   | { step?: undefined; input: EventInput & { at: number } };
+
+/**
+ * The most bytes one event's frame takes with its view: a bigger one (a long annotation, a
+ * fire's long message) is sent without `view` and `entry`, with `viewOmitted: true`, so that
+ * no one change is more than a stream can hold, nor copied to every stream whole.
+ */
+export const EVENT_VIEW_MAX_BYTES = 64 * 1024;
 
 /** How long one slice of writing may hold the event loop, in real ms. */
 const SLICE_MS = 8;
@@ -365,7 +376,12 @@ export class WorldEvents {
         ...input.extra,
       };
     }
-    const frame = Buffer.from(frameOf(id, type, data));
+    let frame = Buffer.from(frameOf(id, type, data));
+    if (frame.byteLength > EVENT_VIEW_MAX_BYTES && ('view' in data || 'entry' in data)) {
+      // What the change left behind is read from the resource itself; the event says that it happened.
+      const { view: _view, entry: _entry, ...rest } = data;
+      frame = Buffer.from(frameOf(id, type, { ...rest, viewOmitted: true }));
+    }
     const event: SentEvent = { id, type, frame, ...(kind ? { kind } : {}), ...(resourceId !== undefined ? { resourceId } : {}) };
     this.keep(event);
     for (const sink of this.sinks) if (sink.accepts(event)) sink.send(event.frame);

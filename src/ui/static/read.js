@@ -115,7 +115,8 @@ export async function onEvents(events) {
     const type = String(event.type ?? '');
     if (type === 'heartbeat') continue;
     changed = true;
-    if (type === 'world.reset' || type === 'world.imported' || type === 'world.reloaded') {
+    // stream.reset: events were missed (a resume from beyond what the stream could replay), so nothing read is sure.
+    if (type === 'world.reset' || type === 'world.imported' || type === 'world.reloaded' || type === 'stream.reset') {
       forgetEverything();
       return readAll();
     }

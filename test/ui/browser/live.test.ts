@@ -189,6 +189,17 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard follows the event stream', () => 
     await waitForText(page.locator('article[data-alert="demo-alert"]'), 'CLEARED');
   });
 
+  it('reads everything again on stream.reset (events it missed that a resume could not replay)', async () => {
+    expect((await inject('POST', '/concerto/mpulse/api/alerts/demo-alert/fire', { message: 'from a test' })).statusCode).toBeLessThan(300);
+    stream.send('alert.fired', { at: served.clock.now(), kind: 'alert', resourceId: 'demo-alert' });
+    await waitForText(page.locator('article[data-alert="demo-alert"]'), 'FIRING');
+    await settle();
+    // Changes the page was not told of, then the stream says events were missed (no id, as the emulator sends it).
+    expect((await served.app.inject({ method: 'POST', url: '/_emulator/reset' })).statusCode).toBe(200);
+    stream.raw(`event: stream.reset\ndata: ${JSON.stringify({ type: 'stream.reset', at: served.clock.now(), lastId: 1 })}\n\n`);
+    await waitForText(page.locator('article[data-alert="demo-alert"]'), 'CLEARED');
+  });
+
   it('reconnects after the stream ends, sending the last event id', async () => {
     const last = stream.send('annotation.created', { at: served.clock.now(), kind: 'annotation', resourceId: 1 });
     await settle();
