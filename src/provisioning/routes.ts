@@ -38,6 +38,10 @@ function actionBody(resource: string, actions: readonly string[]) {
     const { action } = body;
     if (typeof action !== 'string') throw badRequest(`'action' must be a string: ${use}`);
     if (!actions.includes(action)) throw badRequest(`unknown action '${action}' for ${resource}: ${use}`);
+    // The body is one key: anything else would be taken and ignored, so it is refused, named.
+    for (const key in body) {
+      if (key !== 'action') throw badRequest(`body: unknown field '${key.slice(0, 80)}': an action body holds only 'action'`);
+    }
   };
 }
 

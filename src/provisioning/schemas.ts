@@ -483,7 +483,7 @@ export const IdParamsSchema = Type.Object({ id: Type.String({ description: 'inte
 
 export const ActionBodySchema = Type.Object(
   { action: Type.String({ description: 'start, terminate or restart, as the resource allows' }) },
-  { description: 'a JSON object with one required string key action' },
+  { additionalProperties: false, description: 'a JSON object with one required string key action (and nothing else)' },
 );
 
 /** This interface's sections of the state (world/state.ts composes every interface's). */

@@ -77,6 +77,45 @@ function normalise(attributes: readonly AttributeIn[]): Attribute[] {
   });
 }
 
+/** Fields of an object that the service makes; a create or update body may carry them only as a GET shows them. */
+const SERVICE_FIELDS = ['created', 'lastModified', 'tenantID', 'effectivePermissions', 'deleted', 'hidden', 'readOnly', 'ownerID'] as const;
+type ServiceFields = Partial<Record<(typeof SERVICE_FIELDS)[number] | 'id', unknown>>;
+
+/** Whether a sent value is the one shown: times as ISO text or epoch ms, numbers as their text too. */
+function sameValue(sent: unknown, shown: unknown): boolean {
+  if (typeof shown === 'string' && /^\d{4}-\d\d-\d\dT/.test(shown)) {
+    const at = typeof sent === 'number' ? sent : typeof sent === 'string' ? Date.parse(sent) : NaN;
+    return at === Date.parse(shown);
+  }
+  if (typeof shown === 'number' && typeof sent === 'string') return sent.trim() !== '' && Number(sent) === shown;
+  if (shown !== null && typeof shown === 'object') {
+    if (sent === null || typeof sent !== 'object' || Array.isArray(sent)) return false;
+    const keys = Object.keys(sent);
+    const [a, b] = [sent as Record<string, unknown>, shown as Record<string, unknown>];
+    return keys.length === Object.keys(b).length && keys.every((k) => sameValue(a[k], b[k]));
+  }
+  return sent === shown;
+}
+
+/**
+ * The fields the service makes, sent back: each must be what a GET shows of the object (a
+ * fetched object can be sent back as it is), or is refused, named; on a create there is no
+ * object yet, so none may be sent. `null` is the same as leaving a field out.
+ */
+function checkServiceFields(body: ServiceFields, shown: RepositoryObject | undefined, what: string): void {
+  for (const field of SERVICE_FIELDS) {
+    const sent = body[field];
+    if (sent === undefined || sent === null) continue;
+    if (!shown) throw invalid(`body field '${field}' is made by the service: leave it out of a create`);
+    const current = (shown as Record<string, unknown>)[field];
+    if (current === undefined) throw invalid(`body field '${field}': the emulator does not model it; leave it out`);
+    if (!sameValue(sent, current)) {
+      const given = JSON.stringify(sent).slice(0, 100);
+      throw invalid(`body field '${field}' is ${given} but ${what} has ${JSON.stringify(current)}: a field the service makes can only be sent back as it is`);
+    }
+  }
+}
+
 /** `object` with its references set: none leaves the field out, as an export and a GET show it. */
 function withReferences<T extends { references?: Reference[] }>(object: T, references: Reference[] | undefined): T {
   const out = { ...object };
@@ -180,6 +219,8 @@ export class ObjectStore {
     if (this.views[known]) throw conflicting(`${type} objects belong to the interface that owns them and are made there (or in the fixtures), not with PUT Objects`);
     if (known === SITE_CONFIGURATION) throw conflicting(`the site has one ${SITE_CONFIGURATION} object: change it with POST Objects/${SITE_CONFIGURATION}/<id>`);
     if (body.name === undefined) throw invalid("body: the field 'name' is required");
+    if (body.id !== undefined && body.id !== null) throw invalid("body field 'id' is made by the service: leave it out of a create (the answer gives the new id)");
+    checkServiceFields(body, undefined, type);
     this.checkNameFree(known, body.name, tenant);
     const now = this.clock.now();
     const object: StoredObject = {
@@ -206,6 +247,7 @@ export class ObjectStore {
   update(type: string, id: number, body: UpdateObjectBody, tenant: string): void {
     const known = this.knownType(type);
     const current = this.find(known, id, tenant);
+    checkServiceFields(body, this.render(known, current, this.tenantId(tenant), false), `${type} ${id}`);
     const attributes = body.attributes ? normalise(body.attributes) : undefined;
     const view = this.views[known] ? this.viewOf(known, id, tenant) : undefined;
     if (view) {

@@ -317,9 +317,10 @@ describe('action bodies', () => {
     expect((await act(app, '/environment/301', 'stop')).body.message).toBe("unknown action 'stop' for a test environment: use start or terminate");
   });
 
-  it('ignores fields other than action', async () => {
+  it('refuses fields other than action, naming them (never taken and ignored)', async () => {
     await start();
     const res = await call(app, 'POST', '/grid/101/action', { action: 'start', comment: 'hello' });
-    expect(res.status).toBe(202);
+    expect(res.status).toBe(400);
+    expect(res.body.message).toBe("body: unknown field 'comment': an action body holds only 'action'");
   });
 });
