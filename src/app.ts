@@ -12,6 +12,7 @@ import { openStateFile } from './world/persistence.js';
 import { emptyState, inspectFixtures, parseState, type State } from './state.js';
 import { SeedWatch } from './world/seed-watch.js';
 import { installAuthGuard } from './repository/guard.js';
+import { AuthStore } from './repository/store.js';
 import { AREAS, INTERFACES, type Interfaces, type World as ListedWorld } from './interfaces.js';
 import { installAreas } from './http/areas.js';
 import type { AnyInterface } from './http/interface.js';
@@ -76,7 +77,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
       : await openStateFile(config.stateFile, config.fixturesDir, parseState, { mode: config.sandboxes, onUnloadable: config.stateFileSandboxes });
   const fixtures = options.fixtures ?? emptyState();
   const world: ListedWorld = new World<Interfaces>(INTERFACES, fixtures, clock, config, opened?.persisted?.state as State | undefined);
-  let seedTokens: { from: State; tokens: Set<string> } | undefined;
+  let seedAuth: { from: State; auth: AuthStore } | undefined;
   // What a new sandbox copies: the state file's state when there was one, until the fixtures are reloaded (WATCH).
   let sandboxStart = opened?.persisted?.state as State | undefined;
   const sandboxes = new Sandboxes({
@@ -89,13 +90,18 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
     create: (name, state, clock) => world.fork(name, state ?? sandboxStart, clock),
     now: wallClock,
     onChange: (name, change) => world.events.record({ type: `sandbox.${change}`, kind: 'sandbox', resourceId: name }),
-    seedHasToken: (token) => {
-      // The seed changes when the fixtures are reloaded (WATCH): its tokens are read again then.
-      const from = (sandboxStart ?? world.seedState) as State;
-      if (seedTokens?.from !== from) seedTokens = { from, tokens: new Set(from.tokens.map((t) => t.token)) };
-      return seedTokens.tokens.has(token);
-    },
   });
+  /**
+   * The users and tokens a new sandbox starts with, for judging a request under an unknown
+   * name before a world is built for it: its tokens never expire here (the world built next
+   * judges them again, on its clock). The seed changes when the fixtures are reloaded (WATCH):
+   * they are read again then.
+   */
+  const seedCredentials = (): AuthStore => {
+    const from = (sandboxStart ?? world.seedState) as State;
+    if (seedAuth?.from !== from) seedAuth = { from, auth: new AuthStore(from.users, from.tokens, clock, Number.POSITIVE_INFINITY) };
+    return seedAuth.auth;
+  };
   for (const s of opened?.persisted?.sandboxes ?? []) sandboxes.restore(s.name, world.fork(s.name, s.state), s.createdAt, s.lastUsedAt);
 
   const logging = options.loggerInstance !== undefined || Boolean(options.logger);
@@ -155,7 +161,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   // before the token check); the token guard.
   const cors = installCors(app, { origins: config.corsOrigins, allowHeaders: config.corsAllowHeaders, credentials: config.corsCredentials });
   const setArea = installAreas(app, AREAS);
-  const arrive = installWorlds(app, world, sandboxes);
+  const arrive = installWorlds(app, world, sandboxes, seedCredentials);
   const control = installControlHooks(app);
   const guard = installAuthGuard(app, { auth: (r) => r.world.stores.repository.auth, alertsRequireToken: config.alertsRequireToken });
   installPipeline(app, {

@@ -1,5 +1,6 @@
 import { attributesOf, type ObjectView, type ObjectViews } from '../core/objects.js';
 import { domainApiKey } from './schemas.js';
+import { domainTenant } from '../core/app-keys.js';
 import type { AnnotationStore } from './store.js';
 
 /** The repository objects of this interface: its domains, with their app keys. */
@@ -10,6 +11,8 @@ export function annotationObjects(store: AnnotationStore): ObjectViews {
         yield {
           id: d.id,
           name: d.name,
+          // Its tenant's: another tenant's sessions neither list it nor read it (nor its app's data).
+          tenant: domainTenant(d),
           // The app key under the name mPulse clients read, and the host name bulk scripts filter on.
           attributes: attributesOf({ apiKey: domainApiKey(d), domain: d.name }),
           body: `<Domain><SessionTimeout>30</SessionTimeout><CollectResources>true</CollectResources><CustomMetrics/><CustomTimers/></Domain>`,

@@ -32,6 +32,12 @@ export const DomainSeedSchema = Type.Object(
         description: "the domain's app key (the Query API's <api-key>, the repository object's apiKey attribute); absent: derived from the id",
       }),
     ),
+    tenant: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: 'the tenant that owns the domain: only its sessions read its app data (Query API) and its repository object; absent: Default',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -16,6 +16,7 @@ import { PATHS, sandboxOf, type Area } from '../http/paths.js';
 import { keepJournalText } from '../http/bodies.js';
 import { routeFaultExempt } from '../http/route-context.js';
 import { noteChange } from './event-changes.js';
+import { sessionOf, type CredentialSource } from '../repository/guard-credentials.js';
 import type { Continue, RequestStep, WaitingStep } from '../http/pipeline.js';
 
 export const CONTROL_PREFIX = PATHS.control;
@@ -261,7 +262,7 @@ function arrived(request: FastifyRequest, reply: FastifyReply, world: World): tr
  * Returns the step of the request pipeline (http/pipeline.ts) that sets the request's world,
  * and installs the preHandler hook that registers or marks a sandbox.
  */
-export function installWorlds(app: FastifyInstance, main: World, sandboxes: Sandboxes): RequestStep {
+export function installWorlds(app: FastifyInstance, main: World, sandboxes: Sandboxes, seedCredentials: () => CredentialSource): RequestStep {
   app.decorateRequest('world', null as unknown as World);
   // The name lives on the raw request (http/paths.ts rewriteSandboxUrl); this reads it there.
   app.decorateRequest('sandbox', {
@@ -289,9 +290,11 @@ export function installWorlds(app: FastifyInstance, main: World, sandboxes: Sand
         return false;
       }
       if (access === 'token' || (access === 'alert' && alertsRequireToken)) {
-        const header = request.headers['x-auth-token'];
-        if (typeof header !== 'string' || !sandboxes.seedHasToken(header)) {
-          sendError(reply, 401, header === undefined ? 'the X-Auth-Token header is missing' : 'the security token is invalid or expired');
+        // Every credential the guard takes, judged by the guard's own function against the
+        // seed's users and tokens: a new sandbox refuses nothing the default world accepts.
+        const found = sessionOf(request, seedCredentials());
+        if (typeof found === 'string') {
+          sendError(reply, 401, found);
           return false;
         }
       } else if (!admin) {
@@ -325,11 +328,15 @@ export function installWorlds(app: FastifyInstance, main: World, sandboxes: Sand
     try {
       const world = sandboxes.adopt(name, request.world);
       if (world !== request.world) {
-        // Made by another request meanwhile, perhaps from a state of its own: the session
-        // token is judged again in the world that will serve the request.
-        if (request.session && !(world as World).stores.repository.auth.use(request.session.token)) {
-          sendError(reply, 401, 'the security token is invalid or expired');
-          return;
+        // Made by another request meanwhile, perhaps from a state of its own: the credentials
+        // are judged again in the world that will serve the request, whatever their kind.
+        if (request.session) {
+          const found = sessionOf(request, (world as World).stores.repository.auth);
+          if (typeof found === 'string') {
+            sendError(reply, 401, found);
+            return;
+          }
+          request.session = found;
         }
         request.world = world as World;
       }

@@ -3,6 +3,14 @@
  * attribute): pure, so that every interface that names domains agrees on it.
  */
 
+/** The tenant that owns a domain whose seed names none: the tenant the seed's users and objects default to. */
+export const DEFAULT_DOMAIN_TENANT = 'Default';
+
+/** The tenant that owns a domain, and so its app's real-user data (the Query API) and its repository object. */
+export function domainTenant(domain: { readonly tenant?: string }): string {
+  return domain.tenant ?? DEFAULT_DOMAIN_TENANT;
+}
+
 const KEY_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
 
 /**

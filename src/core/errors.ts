@@ -5,11 +5,12 @@
  *
  * - `invalid`: the request asks for something malformed or impossible (400).
  * - `unauthorized`: credentials are missing, wrong or expired (401).
+ * - `forbidden`: the credentials are good, and their tenant may not have what is asked (403).
  * - `not-found`: the thing addressed does not exist (404).
  * - `conflict`: it exists, or a limit on how many may exist is reached (409).
  * - `unavailable`: the emulator cannot take more of it right now (503).
  */
-export type DomainErrorKind = 'invalid' | 'unauthorized' | 'not-found' | 'conflict' | 'unavailable';
+export type DomainErrorKind = 'invalid' | 'unauthorized' | 'forbidden' | 'not-found' | 'conflict' | 'unavailable';
 
 export class DomainError extends Error {
   constructor(
@@ -26,5 +27,6 @@ export class DomainError extends Error {
 
 export const invalid = (message: string) => new DomainError('invalid', message);
 export const missing = (message: string) => new DomainError('not-found', message);
+export const forbidden = (message: string) => new DomainError('forbidden', message);
 export const conflicting = (message: string) => new DomainError('conflict', message);
 export const unavailable = (message: string) => new DomainError('unavailable', message);

@@ -36,6 +36,7 @@ export const conflict = (message: string) => new ApiError(409, message);
 export const STATUS_OF: Record<DomainErrorKind, number> = {
   invalid: 400,
   unauthorized: 401,
+  forbidden: 403,
   'not-found': 404,
   conflict: 409,
   unavailable: 503,

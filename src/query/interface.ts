@@ -1,5 +1,5 @@
 import type { SectionKeys } from '../core/interface.js';
-import { domainApiKey } from '../core/app-keys.js';
+import { domainApiKey, domainTenant } from '../core/app-keys.js';
 import type { Interface } from '../http/interface.js';
 import { QuerySectionsSchema, type QueryDomain } from './schemas.js';
 import { QueryStore, incidentProblems } from './store.js';
@@ -10,14 +10,14 @@ import { QUERY_PREFIX, queryRoutes } from './routes.js';
  * stated here as the little it reads: an interface folder never imports another.
  */
 interface DomainSource {
-  domains(): ReadonlyArray<{ id: number; name: string; apiKey?: string }>;
+  domains(): ReadonlyArray<{ id: number; name: string; apiKey?: string; tenant?: string }>;
 }
 
 /** The domains as the Query API sees them: with their app keys, worked out once per catalogue. */
 const domainViews = new WeakMap<object, QueryDomain[]>();
-function queryDomains(domains: ReadonlyArray<{ id: number; name: string; apiKey?: string }>): QueryDomain[] {
+function queryDomains(domains: ReadonlyArray<{ id: number; name: string; apiKey?: string; tenant?: string }>): QueryDomain[] {
   let views = domainViews.get(domains);
-  if (!views) domainViews.set(domains, (views = domains.map((d) => ({ id: d.id, name: d.name, apiKey: domainApiKey(d) }))));
+  if (!views) domainViews.set(domains, (views = domains.map((d) => ({ id: d.id, name: d.name, apiKey: domainApiKey(d), tenant: domainTenant(d) }))));
   return views;
 }
 

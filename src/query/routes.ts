@@ -119,7 +119,7 @@ export const queryRoutes: FastifyPluginAsyncTypebox<QueryOptions> = async (app, 
   });
 
   const tags = ['Query API'];
-  const errors = { 400: QueryErrorBodySchema, 401: ErrorBodySchema, 404: ErrorBodySchema, 429: ErrorBodySchema };
+  const errors = { 400: QueryErrorBodySchema, 401: ErrorBodySchema, 403: ErrorBodySchema, 404: ErrorBodySchema, 429: ErrorBodySchema };
   const tenant = (request: FastifyRequest) => request.session?.tenant;
 
   for (const type of QUERY_TYPES) {

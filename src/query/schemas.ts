@@ -129,7 +129,7 @@ export interface QueryDomain {
   id: number;
   name: string;
   apiKey: string;
-  /** The tenant that owns it; absent: every tenant may query it. */
+  /** The tenant that owns it (a domain of the seed without one: Default); absent: every tenant may query it. */
   tenant?: string;
 }
 

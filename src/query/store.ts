@@ -1,6 +1,6 @@
 import type { Clock } from '../core/clock.js';
 import type { SectionSnapshot } from '../core/snapshot.js';
-import { DomainError, conflicting, invalid, missing } from '../core/errors.js';
+import { conflicting, forbidden, invalid, missing } from '../core/errors.js';
 import { FixtureError } from '../core/fixtures.js';
 import { RateCounters } from '../core/rate-counters.js';
 import { unit } from '../core/random.js';
@@ -226,7 +226,8 @@ export class QueryStore {
     const domain = domainByKey(this.ports.domains(), apiKey);
     if (!domain) throw missing(`no app has the app key '${apiKey}'; the apiKey attribute of a domain object is its app key`);
     if (domain.tenant !== undefined && tenant !== undefined && domain.tenant !== tenant) {
-      throw new DomainError('unauthorized', `the app key '${apiKey}' belongs to another tenant than the security token's`);
+      // The token is good (401 would tell a client to log in again); its tenant may not read this app.
+      throw forbidden(`the app key '${apiKey}' belongs to another tenant than the security token's ('${tenant}'): log in to the app's tenant, or send X-Tenant-Name with it if the user is in it`);
     }
     return domain;
   }

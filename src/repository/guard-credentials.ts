@@ -2,14 +2,28 @@ import type { FastifyRequest } from 'fastify';
 import { PATHS } from '../http/paths.js';
 import type { AuthStore, Session } from './store.js';
 
+/** What the credentials of a request are judged against: a world's users and sessions, or those of the seed a new sandbox starts from. */
+export type CredentialSource = Pick<AuthStore, 'use' | 'useApiToken' | 'useBasic' | 'isSessionToken'>;
+
+const OBJECTS = `${PATHS.repository}/Objects`;
+const CLOUD_SERVICE = '/concerto/services/rest/CloudService';
+
 /**
  * Where `Authorization: Bearer <apiToken>` is taken instead of a session token: the
  * repository's objects and the provisioning interface, where an automation script of the
  * service's own authors sends it. Everywhere else needs X-Auth-Token.
  */
-const BEARER_AREAS = new Set<string>([`${PATHS.repository}/Objects`, '/concerto/services/rest/CloudService']);
+const BEARER_AREAS = new Set<string>([OBJECTS, CLOUD_SERVICE]);
 
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
+/**
+ * Where `Authorization: Basic <base64 of user:password>` is taken: the repository's objects,
+ * whose reference ("Get an object") names Basic or Bearer as the alternatives to X-Auth-Token.
+ */
+const BASIC_AREAS = new Set<string>([OBJECTS]);
+
+/** A scheme and one credential; the header is at most Node's header size, and the pattern has no nested repetition. */
+const AUTHORIZATION = /^(Bearer|Basic)\s+(\S+)\s*$/i;
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 /** The first of `names` the request carries. */
 function tokenHeader(request: FastifyRequest, names: readonly string[]): string | string[] | undefined {
@@ -20,32 +34,61 @@ function tokenHeader(request: FastifyRequest, names: readonly string[]): string 
   return undefined;
 }
 
+/** The user name and password of a Basic credential, or undefined when it is not base64 of `<user>:<password>`. */
+function basicCredentials(encoded: string): { userName: string; password: string } | undefined {
+  if (!BASE64.test(encoded)) return undefined;
+  const text = Buffer.from(encoded, 'base64').toString('utf8');
+  const colon = text.indexOf(':');
+  if (colon <= 0) return undefined;
+  return { userName: text.slice(0, colon), password: text.slice(colon + 1) };
+}
+
 /**
  * The session of a request to a protected area, or why there is none (the 401 message):
- * the session token in X-Auth-Token, or (where accepted) an API token as a Bearer; and
- * X-Tenant-Name, when sent, must name the user's tenant.
+ * the session token in X-Auth-Token (or the area's own header), or (where accepted) an API
+ * token as a Bearer, or a user name and password as Basic; and X-Tenant-Name, when sent, must
+ * name the user's tenant. Judged the same way against a world and against the seed a new
+ * sandbox starts from (control/hooks.ts), so a sandbox takes what the default world takes.
  */
-export function sessionOf(request: FastifyRequest, auth: AuthStore): Session | string {
+export function sessionOf(request: FastifyRequest, auth: CredentialSource): Session | string {
   // An area may take the token under other names (the Query API's clients send Authentication).
   const names = request.area?.tokenHeaders;
   const header = names ? tokenHeader(request, names) : request.headers['x-auth-token'];
-  let session: Session | undefined;
+  let session: Session | string;
   if (header !== undefined) {
-    session = auth.use(typeof header === 'string' ? header : undefined);
-    if (!session) return 'the security token is invalid or expired';
+    session = auth.use(typeof header === 'string' ? header : undefined) ?? 'the security token is invalid or expired';
   } else {
-    const authorization = request.headers.authorization;
-    const bearer = typeof authorization === 'string' ? BEARER.exec(authorization)?.[1] : undefined;
-    if (bearer === undefined || !BEARER_AREAS.has(request.area?.prefix ?? '')) {
-      return names ? 'the Authentication header is missing: send the security token in Authentication or X-Auth-Token' : 'the X-Auth-Token header is missing';
-    }
-    session = auth.useApiToken(bearer);
-    if (!session) return 'the API token in the Authorization header is invalid';
+    session = fromAuthorization(request, auth, names);
   }
+  if (typeof session === 'string') return session;
   const tenant = request.headers['x-tenant-name'];
   if (tenant === undefined || tenant === '') return session;
   if (typeof tenant !== 'string' || !session.tenants.includes(tenant)) {
     return `the user has no access to tenant '${Array.isArray(tenant) ? tenant[0] : tenant}' (X-Tenant-Name)`;
   }
   return { ...session, tenant };
+}
+
+/** The session of the Authorization header, where the area takes its scheme; else why not. */
+function fromAuthorization(request: FastifyRequest, auth: CredentialSource, names: readonly string[] | undefined): Session | string {
+  const tokenHeaders = names ? 'Authentication or X-Auth-Token' : 'X-Auth-Token';
+  const missing = names ? 'the Authentication header is missing: send the security token in Authentication or X-Auth-Token' : 'the X-Auth-Token header is missing';
+  const authorization = request.headers.authorization;
+  const found = typeof authorization === 'string' ? AUTHORIZATION.exec(authorization) : null;
+  if (!found) return missing;
+  const area = request.area?.prefix ?? '';
+  const credential = found[2];
+  if (found[1].toLowerCase() === 'bearer') {
+    const session = BEARER_AREAS.has(area) ? auth.useApiToken(credential) : undefined;
+    if (session) return session;
+    // A session token where an API token (or nothing) is taken: say where it goes.
+    if (auth.isSessionToken(credential)) {
+      return `the Authorization header holds a session token: send it as ${tokenHeaders}` + (BEARER_AREAS.has(area) ? ' (Authorization: Bearer takes an API token)' : '');
+    }
+    return BEARER_AREAS.has(area) ? 'the API token in the Authorization header is invalid' : missing;
+  }
+  if (!BASIC_AREAS.has(area)) return `${missing} (Authorization: Basic is taken only by the repository's Objects)`;
+  const basic = basicCredentials(credential);
+  if (!basic) return 'the Authorization header must be Basic <base64 of user name:password>';
+  return auth.useBasic(basic.userName, basic.password) ?? 'the user name or password in the Authorization header (Basic) is wrong';
 }

@@ -111,6 +111,25 @@ export class AuthStore {
     return undefined;
   }
 
+  /**
+   * The session of `Authorization: Basic` credentials: the user's, for this request only (no
+   * session token is made, as for an API token); undefined for an unknown user or a wrong password.
+   */
+  useBasic(userName: string, password: string): Session | undefined {
+    const user = this.users.get(userName);
+    if (!user || user.password !== password) return undefined;
+    return { token: `basic:${user.userName}`, userName: user.userName, tenant: user.tenant, tenants: tenantsOf(user) };
+  }
+
+  /**
+   * Whether `token` is a live session token, without using it (its idle time is not
+   * refreshed, an expired one is not dropped): for the message of a refused request only.
+   */
+  isSessionToken(token: string): boolean {
+    const record = this.tokens.get(token);
+    return record !== undefined && this.isLive(record, this.clock.now()) && this.users.has(record.userName);
+  }
+
   exportUsers(): UserSeed[] {
     return [...this.users.values()];
   }

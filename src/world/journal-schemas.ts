@@ -16,7 +16,7 @@ export const JournalRecordSchema = Type.Object(
     path: Type.String(),
     query: Type.Optional(Type.String({ description: 'the raw query string, without ?' })),
     headers: Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())]), {
-      description: 'request headers, names in lower case; X-Auth-Token, Authorization, Proxy-Authorization and Cookie values masked',
+      description: 'request headers, names in lower case; X-Auth-Token, Authentication, Authorization, Proxy-Authorization and Cookie values masked',
     }),
     body: Type.Optional(
       Type.String({

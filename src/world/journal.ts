@@ -19,7 +19,7 @@ export function fromDashboard(headers: RequestHeaders | null): boolean {
 }
 
 /** Headers whose values are secrets: a journal is read on screens and pasted into bug reports. */
-const SECRET_HEADERS = new Set(['x-auth-token', 'authorization', 'proxy-authorization', 'cookie']);
+const SECRET_HEADERS = new Set(['x-auth-token', 'authentication', 'authorization', 'proxy-authorization', 'cookie']);
 
 /**
  * Work a glob may cost one search, in steps of the glob walk (glob length times path length

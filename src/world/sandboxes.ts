@@ -37,11 +37,6 @@ export interface SandboxOptions {
   create: (name: string, state?: State, clock?: ClockMode) => World;
   /** Real time, epoch ms: idle timeouts are about people and machines, not emulated time. */
   now: () => number;
-  /**
-   * Whether the state a new sandbox starts from holds this session token: a request under an
-   * unknown name that needs a token is refused without building a world when it does not.
-   */
-  seedHasToken?: (token: string) => boolean;
   /** Told when a sandbox is made or removed (the default world's event stream). */
   onChange?: (name: string, change: 'created' | 'deleted') => void;
 }
@@ -101,11 +96,6 @@ export class Sandboxes {
   find(name: string): World | undefined {
     this.sweep(this.options.now());
     return this.sandboxes.get(name)?.world;
-  }
-
-  /** True when a new sandbox would know `token` (it may still have expired there). */
-  seedHasToken(token: string): boolean {
-    return this.options.seedHasToken?.(token) ?? false;
   }
 
   /** Marks `name` used now: only a request that passed its checks keeps a sandbox alive. */
