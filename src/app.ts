@@ -8,7 +8,7 @@ import { strictValidatorCompiler } from './http/validation.js';
 import { serializerOnFirstUse, validatorFactory } from './http/compile-on-first-use.js';
 import { World } from './world/world.js';
 import { Sandboxes } from './world/sandboxes.js';
-import { openStateFile } from './world/persistence.js';
+import { openStateFile, restoreSandbox, resumeClock } from './world/persistence.js';
 import { emptyState, inspectFixtures, parseState, type State } from './state.js';
 import { SeedWatch } from './world/seed-watch.js';
 import { installAuthGuard } from './repository/guard.js';
@@ -77,6 +77,8 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
       : await openStateFile(config.stateFile, config.fixturesDir, parseState, { mode: config.sandboxes, onUnloadable: config.stateFileSandboxes });
   const fixtures = options.fixtures ?? emptyState();
   const world: ListedWorld = new World<Interfaces>(INTERFACES, fixtures, clock, config, opened?.persisted?.state as State | undefined);
+  // Built on the clock it had at the write; it runs on by the time the process was down.
+  if (opened?.persisted) resumeClock(clock, opened.persisted.state.clock);
   let seedAuth: { from: State; auth: AuthStore } | undefined;
   // What a new sandbox copies: the state file's state when there was one, until the fixtures are reloaded (WATCH).
   let sandboxStart = opened?.persisted?.state as State | undefined;
@@ -87,7 +89,15 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
     // A new sandbox copies what the process started with: the state file's state when there
     // was one, else the fixtures (the reloaded ones, with WATCH). Its reset goes back to the
     // fixtures, as the default world's does.
-    create: (name, state, clock) => world.fork(name, state ?? sandboxStart, clock),
+    // The state file's state is built on its clock, then brought to the default world's time,
+    // as the default world was: what it would be now had nothing changed it.
+    create: (name, state, clock) => {
+      if (state !== undefined || sandboxStart?.clock === undefined) return world.fork(name, state ?? sandboxStart, clock);
+      const forked = world.fork(name, sandboxStart);
+      const behind = world.clock.now() - forked.clock.now();
+      if (behind > 0) forked.clock.advance(behind);
+      return forked;
+    },
     now: wallClock,
     onChange: (name, change) => world.events.record({ type: `sandbox.${change}`, kind: 'sandbox', resourceId: name }),
   });
@@ -102,7 +112,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
     if (seedAuth?.from !== from) seedAuth = { from, auth: new AuthStore(from.users, from.tokens, clock, Number.POSITIVE_INFINITY) };
     return seedAuth.auth;
   };
-  for (const s of opened?.persisted?.sandboxes ?? []) sandboxes.restore(s.name, world.fork(s.name, s.state), s.createdAt, s.lastUsedAt);
+  for (const s of opened?.persisted?.sandboxes ?? []) sandboxes.restore(s.name, restoreSandbox(world, s), s.createdAt, s.lastUsedAt);
 
   const logging = options.loggerInstance !== undefined || Boolean(options.logger);
   const app = Fastify({

@@ -57,9 +57,13 @@ export const AnnotationSeedSchema = Type.Object(
     title: fields.title,
     text: fields.text,
     start: Type.Optional(fields.start),
-    startAgoMs: Type.Optional(Type.Integer({ minimum: 0, description: 'start = the time the seed loads minus this many ms (instead of start)' })),
+    startAgoMs: Type.Optional(
+      Type.Integer({ minimum: -MAX_EPOCH_MS, maximum: MAX_EPOCH_MS, description: 'start = the time the seed loads minus this many ms (instead of start; negative: after the load)' }),
+    ),
     end: Type.Optional(fields.end),
-    endAgoMs: Type.Optional(Type.Integer({ minimum: 0, description: 'end = the time the seed loads minus this many ms (instead of end)' })),
+    endAgoMs: Type.Optional(
+      Type.Integer({ minimum: -MAX_EPOCH_MS, maximum: MAX_EPOCH_MS, description: 'end = the time the seed loads minus this many ms (instead of end; negative: after the load)' }),
+    ),
     domainIds: Type.Array(fields.domainId, { default: [], description: 'ids from the domains catalogue; empty: tenant-wide' }),
     lastModified: Type.Optional(emulatedTime(Type.Integer({ description: 'UTC epoch ms; absent: the moment the seed loads' }))),
     source: Type.String({ default: 'REST API' }),

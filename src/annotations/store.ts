@@ -469,9 +469,12 @@ export class AnnotationStore {
     const lastModified = this.clock.now();
     // Two literals rather than a spread of the optional `end`: the keys keep the order an
     // export writes, and every record of a kind shares one shape.
+    // Its times were given while the world ran (on stage): an export writes them relative to
+    // its clock, so that they keep their age however the export is loaded, as the emulator's
+    // own times (lastModified, an alert's history) do.
     const record: AnnotationRecord =
       body.end === undefined
-        ? { id, title: body.title, text: body.text, start: body.start, domainIds, lastModified, source: 'REST API', type: 'USER_ENTERED', user }
+        ? { id, title: body.title, text: body.text, start: body.start, domainIds, lastModified, source: 'REST API', type: 'USER_ENTERED', user, startRelative: true }
         : {
             id,
             title: body.title,
@@ -483,6 +486,8 @@ export class AnnotationStore {
             source: 'REST API',
             type: 'USER_ENTERED',
             user,
+            startRelative: true,
+            endRelative: true,
           };
     if (this.created.length === 0) this.createdFrom = id;
     this.created.push(record);
@@ -516,9 +521,10 @@ export class AnnotationStore {
       source: record.source,
       type: record.type,
       user: record.user,
-      // A time given in the update is absolute; one kept stays as it came.
-      ...(record.startRelative && patch.start === undefined ? { startRelative: true as const } : {}),
-      ...(record.endRelative && patch.end === undefined ? { endRelative: true as const } : {}),
+      // A time given in the update was given while the world ran, and keeps its age in an
+      // export (see create); one kept stays as it came.
+      ...(patch.start !== undefined || record.startRelative ? { startRelative: true as const } : {}),
+      ...(end !== undefined && (patch.end !== undefined || record.endRelative) ? { endRelative: true as const } : {}),
     };
     this.writable();
     if (start !== record.start) {
@@ -583,13 +589,13 @@ export class AnnotationStore {
   }
 
   /**
-   * An annotation whose times came relative, with them relative to `at` again: never "in the
-   * future", which the format cannot say (the clock only goes back when the store is rebuilt,
-   * so that does not happen). Apart from exported(): the common case keeps its one literal.
+   * An annotation whose times came relative, or were given while the world ran, with them
+   * relative to `at` again: a time after `at` (a range that ends later) negative. Apart from
+   * exported(): the common case keeps its one literal.
    */
   private exportedRelative(a: AnnotationRecord, at: number): AnnotationSeed {
-    const startAgo = a.startRelative && at >= a.start;
-    const endAgo = a.endRelative && a.end !== undefined && at >= a.end;
+    const startAgo = a.startRelative;
+    const endAgo = a.endRelative && a.end !== undefined;
     return {
       id: a.id,
       title: a.title,

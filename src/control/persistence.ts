@@ -8,6 +8,7 @@ import { stateFileText, type SeedReference } from '../world/export-stream.js';
 import type { World } from '../interfaces.js';
 import { routePattern } from '../http/route-context.js';
 import type { World as AnyWorld } from '../world/world.js';
+import type { ClockAnchor } from '../core/clock.js';
 
 export interface PersistenceOptions {
   /** The state file, already opened (and read) before the worlds were built; none without STATE_FILE. */
@@ -68,16 +69,22 @@ export async function installPersistence(
   // Every world's snapshot is taken in one synchronous step, so the file holds one moment of
   // all of them; the text is then produced in slices, between which requests are served, and
   // written to the file as it comes.
+  // Each world's clock goes with it, with the real time of the write (`realAt`): a restart
+  // sets every clock where it was and lets it run on by the time the process was down.
   const writer = new StateFileWriter(file, {
-    snapshot: () =>
-      stateFileText(
-        main.snapshot(),
+    snapshot: () => {
+      const realAt = main.clock.real();
+      const withReal = <S extends { clock?: ClockAnchor }>(snapshot: S): S =>
+        snapshot.clock ? { ...snapshot, clock: { ...snapshot.clock, realAt } } : snapshot;
+      return stateFileText(
+        withReal(main.snapshot()),
         sandboxes.entries().map(({ name, world, createdAt, lastUsedAt }) => {
           const seed = referenceOf(world);
-          return { name, createdAt, lastUsedAt, state: seed ? { seed } : world.snapshot() };
+          return { name, createdAt, lastUsedAt, state: seed ? withReal({ seed, clock: world.anchor() }) : withReal(world.snapshot()) };
         }),
         worldMaxBytes,
-      ),
+      );
+    },
     // Which worlds there are and how often each changed: nothing else makes the file change
     // (a sandbox's lastUsedAt alone does not: it is written with the next change).
     version: () => [{ name: '', world: main }, ...sandboxes.entries()].map(({ name, world }) => `${name}:${idOf(world)}:${world.changes}`).join('/'),

@@ -63,6 +63,13 @@ export const ClockAnchorSchema = Type.Object(
     loadedAt: Type.Optional(
       Type.Integer({ minimum: 0, maximum: LATEST_INSTANT, description: 'when its state was loaded, epoch ms: what a time the state leaves out reads (the since of a resource never started)' }),
     ),
+    realAt: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: LATEST_INSTANT,
+        description: 'the real time (wall clock) at which now was read, epoch ms: written in the state file, where a restart lets the clock run on by the real time it was down (an import or a seed loads the clock as its mode says, which this does not enter)',
+      }),
+    ),
   },
   { additionalProperties: false, description: "the exporting world's clock" },
 );

@@ -70,7 +70,7 @@ export const IncidentSeedSchema = Type.Object(
     domainId: Type.Integer({ minimum: 1 }),
     title: Type.Optional(Type.String({ maxLength: 200 })),
     start: Type.Optional(Type.Integer({ minimum: 0, description: 'UTC epoch ms' })),
-    startAgoMs: Type.Optional(Type.Integer({ minimum: 0, description: 'start = the time the seed loads minus this many ms' })),
+    startAgoMs: Type.Optional(Type.Integer({ description: 'start = the time the seed loads minus this many ms (negative: in the future)' })),
     end: Type.Optional(Type.Integer({ minimum: 0, description: 'UTC epoch ms (exclusive)' })),
     endAgoMs: Type.Optional(Type.Integer({ description: 'end = the time the seed loads minus this many ms (negative: in the future)' })),
     pageGroup: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'only this page group; absent: every page group' })),

@@ -671,8 +671,10 @@ export class QueryStore {
       loadTimeFactor: body.loadTimeFactor ?? 1,
       errorFactor: body.errorFactor ?? 1,
       trafficFactor: body.trafficFactor ?? 1,
-      ...(body.startAgoMs !== undefined ? { startRelative: true as const } : {}),
-      ...(body.endAgoMs !== undefined ? { endRelative: true as const } : {}),
+      // Given while the world ran (on stage), absolute or relative: an export writes both
+      // relative to its clock, so that the incident keeps its age however the export is loaded.
+      startRelative: true,
+      endRelative: true,
     };
     this.incidents = [...this.incidents, record];
     this.invalidate();
@@ -701,11 +703,10 @@ export class QueryStore {
 
   private exported(i: IncidentRecord, at: number): IncidentSeed {
     const { startRelative, endRelative, start, end, ...rest } = i;
-    // A start is never after the time it was given at; an end may be (a negative endAgoMs).
-    const startAgo = startRelative && at >= start;
+    // A time after `at` (an incident that starts or ends later) is a negative ...AgoMs.
     return {
       ...rest,
-      ...(startAgo ? { startAgoMs: at - start } : { start }),
+      ...(startRelative ? { startAgoMs: at - start } : { start }),
       ...(endRelative ? { endAgoMs: at - end } : { end }),
     };
   }

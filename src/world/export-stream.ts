@@ -34,7 +34,8 @@ export interface SandboxSnapshot {
   name: string;
   createdAt: number;
   lastUsedAt: number;
-  state: StateSnapshot | { seed: SeedReference };
+  /** Its whole state (with its clock), or a reference to a state with the sandbox's clock beside it. */
+  state: StateSnapshot | { seed: SeedReference; clock?: ClockAnchor };
 }
 
 /** A world's text passed STATE_FILE_WORLD_MAX_BYTES while it was being written. */
@@ -229,15 +230,22 @@ async function* pretty(node: Node, depth: number, slicer: Slicer): AsyncGenerato
   }
 }
 
-const stateNode = (state: StateSnapshot): Node => ({ object: Object.entries(state.sections).map(([name, list]) => [name, { list }]) });
+/** The clock of a world, where its state has one: after the sections, as an export writes it. */
+const clockEntry = (clock: ClockAnchor | undefined): Array<[string, Node]> => (clock ? [['clock', { value: clock }]] : []);
 
-const isReference = (state: SandboxSnapshot['state']): state is { seed: SeedReference } => 'seed' in state;
+const stateNode = (state: StateSnapshot): Node => ({
+  object: [...Object.entries(state.sections).map(([name, list]): [string, Node] => [name, { list }]), ...clockEntry(state.clock)],
+});
+
+const isReference = (state: SandboxSnapshot['state']): state is { seed: SeedReference; clock?: ClockAnchor } => 'seed' in state;
 
 /**
- * The state file's text, in chunks: the default world's state in the export format, plus,
- * only when there are sandboxes, a `sandboxes` object of name -> {createdAt, lastUsedAt,
- * state} (or, for a sandbox nobody changed, {createdAt, lastUsedAt, seed}). A file without
- * sandboxes is exactly an export, so it stays a valid fixture set. The same text as
+ * The state file's text, in chunks: the default world's state in the export format, its
+ * clock included, plus, only when there are sandboxes, a `sandboxes` object of name ->
+ * {createdAt, lastUsedAt, state} (or, for a sandbox nobody changed, {createdAt, lastUsedAt,
+ * seed, clock}); each sandbox's state holds its own clock. A file without sandboxes is an
+ * export (its clock also says the real time of the write, `realAt`), so it stays a valid
+ * fixture set. The same text as
  * `JSON.stringify(file, null, 2) + '\n'` of that object, keys in the order the object would
  * have (a name of digits, like any array index, comes first). A world whose text passes
  * `worldMaxBytes` stops it with a WorldTooLargeError.
@@ -251,17 +259,19 @@ export async function* stateFileText(
   const bounded = (node: Node, world: string): Node => ({ bounded: node, budget: { world, maxBytes: worldMaxBytes, bytes: 0 } });
   // The default world's sections are the file's top level, counted together.
   const main: Budget = { world: 'the default world', maxBytes: worldMaxBytes, bytes: 0 };
-  const root = { object: Object.entries(state.sections).map(([name, list]): [string, Node] => [name, { bounded: { list }, budget: main }]) };
+  const root = {
+    object: [...Object.entries(state.sections).map(([name, list]): [string, Node] => [name, { bounded: { list }, budget: main }]), ...clockEntry(state.clock)],
+  };
   if (sandboxes.length) {
     const byName = new Map(sandboxes.map((s) => [s.name, s]));
     // The order of the keys of an object built from the names, as JSON.stringify walks it.
     const names = Object.keys(Object.fromEntries(sandboxes.map((s) => [s.name, 0])));
     const entries = names.map((name): [string, Node] => {
       const { createdAt, lastUsedAt, state: sandboxState } = byName.get(name)!;
-      const body: [string, Node] = isReference(sandboxState)
-        ? ['seed', { value: sandboxState.seed }]
-        : ['state', bounded(stateNode(sandboxState), `sandbox '${name}'`)];
-      return [name, { object: [['createdAt', { value: createdAt }], ['lastUsedAt', { value: lastUsedAt }], body] }];
+      const body: Array<[string, Node]> = isReference(sandboxState)
+        ? [['seed', { value: sandboxState.seed }], ...clockEntry(sandboxState.clock)]
+        : [['state', bounded(stateNode(sandboxState), `sandbox '${name}'`)]];
+      return [name, { object: [['createdAt', { value: createdAt }], ['lastUsedAt', { value: lastUsedAt }], ...body] }];
     });
     root.object.push(['sandboxes', { object: entries }]);
   }

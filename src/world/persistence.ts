@@ -1,10 +1,12 @@
 import { open, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, isAbsolute } from 'node:path';
-import { wallClock } from '../core/clock.js';
+import { Value } from '@sinclair/typebox/value';
+import { ClockAnchorSchema, wallClock, type ClockAnchor, type ControllableClock } from '../core/clock.js';
 import { FixtureError } from '../core/fixtures.js';
 import type { ParseState, State } from './state.js';
 import { WorldTooLargeError, type SeedReference } from './export-stream.js';
 import { SANDBOX_NAME, SANDBOX_NAME_RULE } from './sandboxes.js';
+import type { World } from './world.js';
 
 /**
  * Reads a state file written by an earlier run. Undefined when there is none yet; a file
@@ -273,6 +275,8 @@ export interface PersistedSandbox {
    * untouched); the default world's state object itself for `"seed": "default"`.
    */
   state: State | undefined;
+  /** The sandbox's clock, for one kept as a reference (a whole state holds its own). */
+  clock?: ClockAnchor;
 }
 
 /** What a state file holds: the default world's state, and every sandbox's. */
@@ -295,15 +299,19 @@ function parsePersisted(data: Record<string, unknown>, where: string, parseState
   if (raw !== undefined) {
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new FixtureError(`${where}: $.sandboxes: expected an object of sandbox name -> {createdAt, lastUsedAt, state}`);
     for (const [name, entry] of Object.entries(raw as Record<string, unknown>)) {
-      const e = entry as { createdAt?: unknown; lastUsedAt?: unknown; state?: unknown; seed?: unknown };
+      const e = entry as { createdAt?: unknown; lastUsedAt?: unknown; state?: unknown; seed?: unknown; clock?: unknown };
       const times = typeof e === 'object' && e !== null && Number.isInteger(e.createdAt) && Number.isInteger(e.lastUsedAt);
-      const hasState = times && typeof e.state === 'object' && e.state !== null && e.seed === undefined;
+      const hasState = times && typeof e.state === 'object' && e.state !== null && e.seed === undefined && e.clock === undefined;
       const hasSeed = times && e.state === undefined && SEED_REFERENCES.includes(e.seed as SeedReference);
       if (!hasState && !hasSeed) {
-        throw new FixtureError(`${where}: $.sandboxes.${name}: expected {createdAt, lastUsedAt, state} or {createdAt, lastUsedAt, seed: "fixtures" | "default"}`);
+        throw new FixtureError(`${where}: $.sandboxes.${name}: expected {createdAt, lastUsedAt, state} or {createdAt, lastUsedAt, seed: "fixtures" | "default", clock?}`);
+      }
+      if (hasSeed && e.clock !== undefined && !Value.Check(ClockAnchorSchema, e.clock)) {
+        throw new FixtureError(`${where}: $.sandboxes.${name}.clock: expected {now, scale, frozen, loadedAt?, realAt?}: epoch ms from 0 to the year 9999, a scale from 0 to 1000000, frozen true or false, nothing else`);
       }
       const sandboxState = hasState ? parseState(e.state, `${where} $.sandboxes.${name}.state`) : e.seed === 'default' ? state : undefined;
-      sandboxes.push({ name, createdAt: e.createdAt as number, lastUsedAt: e.lastUsedAt as number, state: sandboxState });
+      const clock = hasSeed && e.clock !== undefined ? { clock: e.clock as ClockAnchor } : {};
+      sandboxes.push({ name, createdAt: e.createdAt as number, lastUsedAt: e.lastUsedAt as number, state: sandboxState, ...clock });
     }
   }
   return { state, sandboxes };
@@ -377,4 +385,43 @@ export async function openStateFile(
   const persisted = await readPersisted(file, parseState);
   const dropped = persisted ? checkSandboxes(file, persisted, rules) : [];
   return { file, removed, dropped, ...(persisted ? { persisted } : {}) };
+}
+
+/**
+ * Puts a world loaded from the state file back on the clock it had at the write: its `now`,
+ * `scale` and `frozen`, moved on by the real time since the write (`realAt`: the time the
+ * process was down) times its scale, as if it had kept running; a frozen clock resumes
+ * exactly where it stopped. A clock without `realAt` (a file written before it was kept, an
+ * export put there by hand) is set to where it was, without moving on; no clock, left alone.
+ */
+export function resumeClock(clock: ControllableClock, anchor: ClockAnchor | undefined): void {
+  if (!anchor) return;
+  const down = anchor.realAt === undefined ? 0 : Math.max(0, clock.real() - anchor.realAt);
+  clock.set({ now: anchor.now, scale: anchor.scale, frozen: anchor.frozen });
+  // advance() stops at LATEST_INSTANT: a long down time at a high scale ends there.
+  if (!anchor.frozen && down > 0 && anchor.scale > 0) clock.advance(down * anchor.scale);
+}
+
+/**
+ * A sandbox of the state file, as it was at the write: its state built on its own clock (a
+ * reference to the fixtures rebuilt at the instant it was built from them, so that their
+ * relative times and started lifecycles are where they were), then its clock resumed.
+ */
+export function restoreSandbox<W extends World>(main: W, sandbox: PersistedSandbox): W {
+  const anchor = sandbox.clock ?? sandbox.state?.clock;
+  const at = sandbox.state === undefined && sandbox.clock ? builtAt(main.seedState.clock, sandbox.clock) : undefined;
+  const world = main.fork(sandbox.name, sandbox.state, undefined, at) as W;
+  resumeClock(world.clock, anchor);
+  return world;
+}
+
+/**
+ * The emulated instant a world was built from the seed at, from the `loadedAt` its clock
+ * says: the same for a seed without a clock; for a seed that is an export (loaded on real
+ * time, its times moved by the difference), that instant less what the seed's own clock
+ * says between its load and its export. (A seed loaded on its clock sets the clock anyway.)
+ */
+function builtAt(seed: ClockAnchor | undefined, clock: ClockAnchor): number {
+  const loadedAt = clock.loadedAt ?? clock.now;
+  return Math.max(0, seed ? loadedAt - ((seed.loadedAt ?? seed.now) - seed.now) : loadedAt);
 }

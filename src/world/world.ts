@@ -148,12 +148,13 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
   /**
    * A new world beside this one, as a sandbox starts: its own stores, built from the seed this
    * world started from (or from `state`), which it shares without changing it, and its own
-   * clock, starting at this world's current time with the clock settings the process started with.
+   * clock, starting at this world's current time (or at `at`: a sandbox of the state file is
+   * rebuilt at the instant it was first built) with the clock settings the process started with.
    */
-  fork(name: string, state?: AnyState, clockMode?: ClockMode): World<L, State> {
+  fork(name: string, state?: AnyState, clockMode?: ClockMode, at: number = this.clock.now()): World<L, State> {
     // The same real time as this world's clock (a reset to real time reads it), its own emulated time.
     const source = () => this.clock.real();
-    const clock = new EmulatorClock({ start: this.clock.now(), scale: this.startClock.scale, frozen: this.startClock.frozen, source });
+    const clock = new EmulatorClock({ start: at, scale: this.startClock.scale, frozen: this.startClock.frozen, source });
     return new World<L, State>(this.interfaces, this.seed, clock, this.config, (state ?? this.seed) as State, name, clockMode);
   }
 

@@ -48,14 +48,15 @@ describe('the Query API store', () => {
     );
   });
 
-  it('exports incidents with their times as given: relative ones relative to the export, absolute ones absolute; and counts them', () => {
+  it('exports incidents with their times relative to the export, those of the seed as given, those added on stage always; and counts them', () => {
     const store = storeOf({ incidents: [{ id: 3, domainId: 7, loadTimeFactor: 2, errorFactor: 1, trafficFactor: 1, startAgoMs: 60_000, endAgoMs: 0 }] });
     store.createIncident({ domainId: 8, start: T0 - 10, end: T0, title: 'x' });
     store.createIncident({ domainId: 8, startAgoMs: 1000, endAgoMs: -1000 });
     // Exported 5 s after the load: the relative times have aged by as much.
     expect(store.export(T0 + 5000).incidents).toEqual([
       { id: 3, domainId: 7, loadTimeFactor: 2, errorFactor: 1, trafficFactor: 1, startAgoMs: 65_000, endAgoMs: 5000 },
-      { id: 4, domainId: 8, title: 'x', start: T0 - 10, end: T0, loadTimeFactor: 1, errorFactor: 1, trafficFactor: 1 },
+      // Given absolute while the world ran: relative too, so that it keeps its age (docs/fixtures.md, "Time").
+      { id: 4, domainId: 8, title: 'x', startAgoMs: 5010, endAgoMs: 5000, loadTimeFactor: 1, errorFactor: 1, trafficFactor: 1 },
       { id: 5, domainId: 8, startAgoMs: 6000, endAgoMs: 4000, loadTimeFactor: 1, errorFactor: 1, trafficFactor: 1 },
     ]);
     expect(store.counts()).toEqual({ rumModels: 0, incidents: 3 });

@@ -103,7 +103,8 @@ describe('an export carries its clock', () => {
     const elapsed = clock.now() - T0;
     const seeded = seed.annotations.find((a) => a.startAgoMs !== undefined)!;
     expect(exported.annotations.find((a) => a.id === seeded.id)).toMatchObject({ startAgoMs: seeded.startAgoMs! + elapsed });
-    expect(exported.annotations.find((a) => a.title === 'deploy')).toMatchObject({ start: T0 - DAY });
+    // One added on stage (an absolute start given by a create) is written relative too: it keeps its age.
+    expect(exported.annotations.find((a) => a.title === 'deploy')).toMatchObject({ startAgoMs: clock.now() - (T0 - DAY) });
     const incident = exported.incidents.find((i) => i.loadTimeFactor === 3)!;
     expect(incident).toMatchObject({ startAgoMs: 30 * 60_000 + 10_123, endAgoMs: -30 * 60_000 + 10_123 });
   });
@@ -137,12 +138,13 @@ describe('an export carries its clock', () => {
     const later = clock.now() + 7 * DAY + 5 * HOUR;
     const copy = await appAt(later, parseState(exported, 'export'));
 
-    // Annotations: a relative one is as many hours ago as it was; an absolute one is where it was.
+    // Annotations: a relative one (of the seed, or added on stage) is as many hours ago as it
+    // was; an absolute one (a fixture's start) is where it was.
     const before = (await ok(app, { url: ANNOTATIONS, headers: DEMO })).json() as Array<{ id: number; start: number; lastModified: number }>;
     const after = (await ok(copy.app, { url: ANNOTATIONS, headers: DEMO })).json() as Array<{ id: number; start: number; lastModified: number }>;
-    const seed = await demoSeed();
-    const relative = new Set(seed.annotations.filter((a) => a.startAgoMs !== undefined).map((a) => a.id));
+    const relative = new Set(exported.annotations.filter((a) => a.startAgoMs !== undefined).map((a) => a.id));
     expect(relative.size).toBeGreaterThan(5);
+    expect(relative.has(exported.annotations.find((a) => a.title === 'deploy')!.id)).toBe(true);
     const ageOf = (list: typeof before, now: number) => new Map(list.map((a) => [a.id, relative.has(a.id) ? now - a.start : a.start]));
     expect(ageOf(after, later)).toEqual(ageOf(before, clock.now()));
     const modified = (list: typeof before, now: number) => list.map((a) => now - a.lastModified);

@@ -84,18 +84,22 @@ async function drain(pieces: AsyncIterable<string>): Promise<string> {
   return text;
 }
 
-/** The state file as it was defined: the export's object, sandboxes added, JSON.stringify(_, null, 2). */
-function fileTextOf(main: World, sandboxes: Array<{ name: string; createdAt: number; lastUsedAt: number; world: World }>): string {
-  // The state file keeps no clock: a restart runs on real time (docs/fixtures.md, "Time").
-  const withoutClock = (exported: object) => {
-    const { clock: _clock, ...state } = exported as Record<string, unknown>;
-    return state;
+/**
+ * The state file as it is defined: the export's object with its clock last (and the real time
+ * of the write, `realAt`), sandboxes added, JSON.stringify(_, null, 2).
+ */
+function fileTextOf(main: World, sandboxes: Array<{ name: string; createdAt: number; lastUsedAt: number; world: World }>, realAt: number): string {
+  const withClockLast = (exported: object) => {
+    const { clock, ...state } = exported as Record<string, unknown>;
+    return { ...state, clock: { ...(clock as object), realAt } };
   };
-  const file: Record<string, unknown> = withoutClock(main.exportState());
+  const file: Record<string, unknown> = withClockLast(main.exportState());
   if (sandboxes.length) {
-    // A sandbox nobody changed since it was made from the seed is a reference to it.
+    // A sandbox nobody changed since it was made from the seed is a reference to it, with its clock.
     const entry = ({ createdAt, lastUsedAt, world }: (typeof sandboxes)[number]) =>
-      world.untouchedFrom() === world.seedState ? { createdAt, lastUsedAt, seed: 'fixtures' } : { createdAt, lastUsedAt, state: withoutClock(world.exportState()) };
+      world.untouchedFrom() === world.seedState
+        ? { createdAt, lastUsedAt, seed: 'fixtures', clock: { ...world.anchor(), realAt } }
+        : { createdAt, lastUsedAt, state: withClockLast(world.exportState()) };
     file.sandboxes = Object.fromEntries(sandboxes.map((s) => [s.name, entry(s)]));
   }
   return `${JSON.stringify(file, null, 2)}\n`;
@@ -134,26 +138,28 @@ describe('the state file, written in slices', () => {
     await changeEverything(app, '/sandbox/10');
     await app.statePersistence!.flush();
     const text = await readFile(file, 'utf8');
-    expect(text).toBe(fileTextOf(app.world, app.sandboxes.entries()));
+    expect(text).toBe(fileTextOf(app.world, app.sandboxes.entries(), JSON.parse(text).clock.realAt));
     expect(Object.keys(JSON.parse(text).sandboxes)).toEqual(['2', '10', 'w1', 'z-9']);
     // Only the changed one is written whole; the others are references to the seed.
     expect(Object.values(JSON.parse(text).sandboxes).map((s) => Object.keys(s as object))).toEqual([
-      ['createdAt', 'lastUsedAt', 'seed'],
+      ['createdAt', 'lastUsedAt', 'seed', 'clock'],
       ['createdAt', 'lastUsedAt', 'state'],
-      ['createdAt', 'lastUsedAt', 'seed'],
-      ['createdAt', 'lastUsedAt', 'seed'],
+      ['createdAt', 'lastUsedAt', 'seed', 'clock'],
+      ['createdAt', 'lastUsedAt', 'seed', 'clock'],
     ]);
   });
 
   it('holds the state of the moment the write began, whatever requests change meanwhile', async () => {
     ({ app } = await makeApp(await bigSeed()));
     const world = app.world;
-    const before = fileTextOf(world, []);
+    // The real time the file says it was written at is the snapshot's own (none here: a snapshot as the world takes it).
+    const withoutReal = (text: string) => text.replace(/,\n {4}"realAt": \d+/, '');
+    const before = withoutReal(fileTextOf(world, [], 0));
     const exportBefore = wholeSerializer(world.exportState());
     const snapshot = world.snapshot();
     // Both texts are produced after the changes, from the snapshot taken before them.
     await changeEverything(app);
-    expect(fileTextOf(world, [])).not.toBe(before);
+    expect(withoutReal(fileTextOf(world, [], 0))).not.toBe(before);
     expect(await drain(stateFileText(snapshot, []))).toBe(before);
     expect(await drain(exportText(snapshot, SECTION_NAMES, (name) => listSerializers[name as SectionName]))).toBe(exportBefore);
   });

@@ -54,9 +54,9 @@ describe('the state file, for sandboxes nobody changed', () => {
     for (let i = 0; i < 20; i++) expect((await a.inject({ url: `/sandbox/s${i}/_emulator/health` })).statusCode).toBe(200);
     await a.statePersistence!.flush();
     const withSandboxes = (await stat(file)).size;
-    // Twenty whole copies would be 21 times the file; twenty references are a few bytes each.
-    expect(withSandboxes - alone).toBeLessThan(20 * 200);
-    expect((await readFileJson()).sandboxes.s7).toEqual({ createdAt: expect.any(Number), lastUsedAt: expect.any(Number), seed: 'fixtures' });
+    // Twenty whole copies would be 21 times the file; twenty references (each with its clock) are a few hundred bytes each.
+    expect(withSandboxes - alone).toBeLessThan(20 * 400);
+    expect((await readFileJson()).sandboxes.s7).toEqual({ createdAt: expect.any(Number), lastUsedAt: expect.any(Number), seed: 'fixtures', clock: expect.objectContaining({ now: T0 }) });
     const seedExport = await sandboxState(a, 's7');
     await a.close();
 
@@ -95,7 +95,7 @@ describe('the state file, for sandboxes nobody changed', () => {
     // A reset makes it the seed again: a reference once more.
     await a.inject({ method: 'POST', url: '/sandbox/w2/_emulator/reset' });
     await writer.flush();
-    expect((await readFileJson()).sandboxes.w2).toEqual({ createdAt: expect.any(Number), lastUsedAt: expect.any(Number), seed: 'fixtures' });
+    expect((await readFileJson()).sandboxes.w2).toEqual({ createdAt: expect.any(Number), lastUsedAt: expect.any(Number), seed: 'fixtures', clock: expect.objectContaining({ now: T0 }) });
   });
 
   it('refers to the default world when sandboxes start from a loaded state, and writes them whole once that changes', async () => {
