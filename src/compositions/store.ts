@@ -135,6 +135,8 @@ export class CompositionStore {
     private readonly clock: Clock,
     private readonly ports: CompositionPorts,
     private readonly timeScale: number,
+    /** When the state was loaded (BuildContext.loadedAt): when a hand-written result that gives no startedAt ended. */
+    loadedAt = clock.now(),
   ) {
     for (const c of seed.compositions) {
       this.byPath.set(c.path, c);
@@ -142,7 +144,11 @@ export class CompositionStore {
     }
     for (const r of seed.compositionInstances) this.instances.set(r.instanceID, structuredClone(r));
     for (const r of seed.results) {
-      this.results.set(r.id, { ...r });
+      // A result without its instance (written by hand) has fixed times: given, or a whole
+      // run of its composition that ended when the state loaded. Kept, so an export has them.
+      const given = this.instances.has(r.instanceID) || r.startedAt !== undefined;
+      const fixed = given ? {} : { startedAt: loadedAt - (this.byId.get(r.compositionId)?.durationMs ?? 0) };
+      this.results.set(r.id, { ...r, ...fixed });
       this.nextResultId = Math.max(this.nextResultId, r.id + 1);
       this.runs.set(r.compositionId, Math.max(this.runs.get(r.compositionId) ?? 0, r.run));
     }
@@ -527,8 +533,26 @@ export class CompositionStore {
   private resultView(result: ResultRecord, rec: InstanceRecord | undefined, now: number): Result {
     const comp = this.byId.get(result.compositionId);
     const steps = rec?.steps ?? [];
+    if (!rec) {
+      // Written by hand (or its instance left out of an import): a whole run that Completed at fixed times.
+      const startedAt = result.startedAt ?? now;
+      const duration = comp?.durationMs ?? 0;
+      return {
+        id: result.id,
+        name: result.name,
+        description: result.description,
+        compositionName: comp?.path ?? '',
+        instanceID: result.instanceID,
+        status: 'Completed',
+        startTime: iso(startedAt),
+        endTime: iso(startedAt + duration),
+        duration,
+        virtualUsers: comp ? comp.tracks.reduce((n, t) => n + t.virtualUsers, 0) : 0,
+        ...(result.rsdbName !== undefined ? { rsdbName: result.rsdbName } : {}),
+      };
+    }
     const start = steps.find((s) => s.state === 'Starting');
-    const status = rec ? resultStatus(steps, now) : 'Completed';
+    const status = resultStatus(steps, now);
     const end = status === 'Running' ? undefined : steps.find((s, i) => RUN_ENDED.has(s.state) && i > 0 && s.at <= now);
     return {
       id: result.id,
@@ -539,7 +563,7 @@ export class CompositionStore {
       status,
       startTime: iso(start?.at ?? now),
       ...(end ? { endTime: iso(end.at) } : {}),
-      duration: rec ? playedMs(steps, now) : 0,
+      duration: playedMs(steps, now),
       virtualUsers: comp ? comp.tracks.reduce((n, t) => n + t.virtualUsers, 0) : 0,
       ...(result.rsdbName !== undefined ? { rsdbName: result.rsdbName } : {}),
     };
