@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Value } from '@sinclair/typebox/value';
 import type { FastifyInstance } from 'fastify';
-import { makeApp } from '../helpers/app.js';
+import { TEST_TOKEN, TEST_USER, makeApp } from '../helpers/app.js';
 import { turnsDuring } from '../helpers/loop.js';
 import { CompositionSeedSchema, type CompositionSeed } from '../../src/compositions/schemas.js';
 import { MINUTE_MS, RunData } from '../../src/compositions/results.js';
@@ -33,7 +33,7 @@ describe('the first read of a long run', () => {
   it('folds its minutes in slices, the event loop turning between them', async () => {
     // A token that outlives the day.
     const seeded = seed([longRun()], 2);
-    const { app, clock } = await makeApp({ ...seeded, tokens: seeded.tokens!.map((t) => ({ ...t, neverExpires: true })) });
+    const { app, clock } = await makeApp({ ...seeded, tokens: [{ token: TEST_TOKEN, userName: TEST_USER.userName, neverExpires: true }] });
     apps.push(app);
     const id = (await create(app, 'play')).json().instanceID;
     clock.advance(DAY + 60_000);
