@@ -13,16 +13,21 @@
 //   node bench/stall.mjs            (after npm run build)   prints the table
 //   BENCH_STALL_ANNOTATIONS         annotations in the seed (default 200000)
 //   BENCH_STALL_INTERVAL_MS         STATE_FLUSH_INTERVAL_MS of the server (default 4000)
-//   BENCH_STALL_PARTS               comma-separated: write (a, a'), import (b, c, d) (default both)
+//   BENCH_STALL_PARTS               comma-separated: write (a, a'), import (b, c, d), requests (e, f, g) (default all)
+//
+// The requests part measures single requests an attacker can send, on a seed of its own (a
+// server with the loop monitor): (e) GET of a repository type holding ~15 MiB of objects,
+// (f) the first read of a two-day run's results (clip-element), (g) one journal count by a
+// query parameter over a full journal of 8 KB URLs of tiny parameters.
 //   BENCH_STALL_NODE_ARGS           more node options for the server of (b, c, d), e.g. --cpu-prof
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { HOST, fmt, markdownTable, num, percentile, request, sleep, startProcess } from './lib.mjs';
-import { ANNOTATION_BASE, ANNOTATION_STEP_MS, BENCH_TOKEN, writeSeed } from './seeds.mjs';
+import { ANNOTATION_BASE, ANNOTATION_STEP_MS, BENCH_TOKEN, BENCH_USER, grid, writeSeed } from './seeds.mjs';
 import { helpIfAsked } from './help.mjs';
 
 helpIfAsked(import.meta.url);
@@ -102,11 +107,11 @@ async function serverLoopMax(server) {
 }
 
 /** One request whose body is only counted (or kept, with `keep`); resolves with status, bytes, time. */
-function fetchBody(port, { method = 'GET', path, body, keep = false }) {
+function fetchBody(port, { method = 'GET', path, body, headers = {}, keep = false }) {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const req = http.request(
-      { host: HOST, port, method, path, agent: false, headers: body ? { 'content-type': 'application/json', 'content-length': body.length } : {} },
+      { host: HOST, port, method, path, agent: false, headers: { ...headers, ...(body ? { 'content-type': 'application/json', 'content-length': body.length } : {}) } },
       (res) => {
         let bytes = 0;
         let chunks = 0;
@@ -139,11 +144,11 @@ export async function stallBench({
   env = {},
   annotations = num('BENCH_STALL_ANNOTATIONS', 200_000),
   intervalMs = num('BENCH_STALL_INTERVAL_MS', 4000),
-  parts = (process.env.BENCH_STALL_PARTS || 'write,import').split(',').map((p) => p.trim()),
+  parts = (process.env.BENCH_STALL_PARTS || 'write,import,requests').split(',').map((p) => p.trim()),
   entry,
   log = () => undefined,
 } = {}) {
-  for (const part of parts) if (!['write', 'import'].includes(part)) throw new Error(`BENCH_STALL_PARTS: unknown part '${part}' (known: write, import)`);
+  for (const part of parts) if (!['write', 'import', 'requests'].includes(part)) throw new Error(`BENCH_STALL_PARTS: unknown part '${part}' (known: write, import, requests)`);
   const entryOf = entry ? { entry } : {};
   const work = mkdtempSync(join(tmpdir(), 'cloud-emulator-stall-'));
   const stateFile = join(work, 'state', 'state.json');
@@ -246,6 +251,8 @@ export async function stallBench({
       ]);
     }
 
+    if (parts.includes('requests')) rows.push(...(await requestStalls({ entryOf, baseEnv, work, stallRow, loopRow, log })));
+
     // --- Export and import: a server without STATE_FILE, so that no write runs meanwhile ----
     if (!parts.includes('import')) return rows;
     log('stall: starting the server without STATE_FILE ...');
@@ -285,6 +292,106 @@ export async function stallBench({
     }
   } finally {
     rmSync(work, { recursive: true, force: true });
+  }
+  return rows;
+}
+
+const REPO = '/concerto/services/rest/RepositoryService/v1';
+const INSTANCES = '/concerto/services/rest/composition/instances/v1';
+const RESULTS = '/concerto/services/rest/Results/v1';
+const DAY_MS = 86_400_000;
+/** Licences of about 1,500 bytes each, 10,000 of them: close to REPOSITORY_MAX_BYTES (16 MiB). */
+const LICENCES = 10_000;
+/** Journal entries of `/nowhere?a&a&...&b=1`, about 8 KB each: 4,000 tiny parameters. */
+const JOURNAL_PARAMS = 4000;
+
+/** The seed of the requests part: a user, a started grid, a full licence type, a two-day composition. */
+function writeRequestSeed(dir) {
+  mkdirSync(dir);
+  const write = (name, data) => writeFileSync(join(dir, name), JSON.stringify(data));
+  write('users.json', {
+    users: [{ userName: BENCH_USER, password: 'bench', tenant: 'Default' }],
+    tokens: [{ token: BENCH_TOKEN, userName: BENCH_USER, neverExpires: true }],
+  });
+  write('grids.json', { grids: [grid(100_001, { servers: 4, startedAgoMs: 3_600_000 })] });
+  write('objects.json', {
+    objects: Array.from({ length: LICENCES }, (_, i) => ({
+      id: 50_000 + i,
+      type: 'license',
+      name: `Licence ${i}`,
+      description: `licence number ${i}`,
+      attributes: [{ name: 'key', value: `LIC-${i}` }, { name: 'serverHours', value: String(i % 5000) }],
+      body: `<License><Key>LIC-${i}</Key><Notes>${'n'.repeat(1250)}</Notes></License>`,
+    })),
+  });
+  // Four tracks of ten transactions and pages: 40 series, 2,880 minutes.
+  write('compositions.json', {
+    compositions: [
+      {
+        id: 402,
+        path: '/Bench/Two Days',
+        durationMs: 2 * DAY_MS,
+        tracks: Array.from({ length: 4 }, (_, t) => ({
+          name: `Track ${t}`,
+          clip: `Clip ${t}`,
+          virtualUsers: 500,
+          loadServers: 1,
+          rampUpMs: 600_000,
+          thinkTimeMs: 3000,
+          collections: Array.from({ length: 10 }, (_, c) => ({ name: `Step ${c}`, type: c % 2 ? 'page' : 'transaction', medianMs: 200 + 50 * c, sigma: 0.6, errorRate: 0.01, messages: 3 })),
+        })),
+      },
+    ],
+  });
+}
+
+/** (e), (f), (g): single requests that once held the event loop, each probed on one server. */
+async function requestStalls({ entryOf, baseEnv, work, stallRow, loopRow, log }) {
+  const rows = [];
+  const seedDir = join(work, 'requests-seed');
+  writeRequestSeed(seedDir);
+  log('stall: starting the server of the requests part ...');
+  const server = await startProcess({ ...entryOf, nodeArgs: ['--import', LOOP_MONITOR], env: { ...baseEnv, FIXTURES_DIR: seedDir, JOURNAL_SIZE: '1000' }, timeoutMs: 180_000 });
+  const token = { 'x-auth-token': BENCH_TOKEN };
+  const measure = async (what, path, options, check) => {
+    const probe = await probeDuring(server.port, () => fetchBody(server.port, { path, ...options, keep: true }), server);
+    expect(probe.result, 200, what);
+    const detail = check(JSON.parse(probe.result.body().toString('utf8')), probe.result);
+    log(`  ${what}: longest stall ${fmt.ms(probe.longest)} (server's loop ${fmt.ms(probe.serverLoopMs)}), ${fmt.ms(probe.result.ms)} in all; ${detail}`);
+    rows.push(stallRow(what, probe, detail));
+    rows.push(loopRow(what, probe));
+    rows.push([`${what}, total time`, fmt.ms(probe.result.ms), 'request sent to last byte read', '-', '-']);
+  };
+  try {
+    // (e) A repository type of ~15 MiB.
+    log('stall: (e) GET a full repository type ...');
+    await measure('GET Objects/license, 10,000 objects', `${REPO}/Objects/license`, { headers: token }, (body, res) => {
+      if (body.objects.length !== LICENCES) throw new Error(`the list holds ${body.objects.length} objects, expected ${LICENCES}`);
+      return `${fmt.int(res.bytes)} B, ${res.headers['content-length'] !== undefined ? 'content-length' : 'chunked'}`;
+    });
+
+    // (f) The first read of a two-day run, played and then two days on.
+    log('stall: (f) the first read of a two-day run ...');
+    const play = await request(server.port, { method: 'POST', path: `${INSTANCES}?command=play`, headers: token, body: { compositionName: '/Bench/Two Days' } });
+    if (play.status !== 200) throw new Error(`play: ${play.status} ${play.text.slice(0, 300)}`);
+    const advance = await request(server.port, { method: 'POST', path: '/_emulator/clock/advance', body: { ms: 2 * DAY_MS + 600_000 }, timeoutMs: 60_000 });
+    if (advance.status !== 200) throw new Error(`advance: ${advance.status} ${advance.text.slice(0, 300)}`);
+    const { resultid } = JSON.parse((await request(server.port, { path: `${INSTANCES}/${encodeURIComponent(JSON.parse(play.text).instanceID)}`, headers: token })).text);
+    await measure('first GET Results/<id>/clip-element of a two-day run', `${RESULTS}/${resultid}/clip-element`, { headers: token }, (body) => {
+      return `${fmt.int(body.elementTypes[0].metrics.count)} messages, 40 series, 2,880 minutes`;
+    });
+
+    // (g) A journal of 1,000 long URLs of tiny parameters, then one count by a parameter.
+    log('stall: (g) one journal count by a query parameter ...');
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const url = `/nowhere?${'a&'.repeat(JOURNAL_PARAMS)}b=1`;
+    for (let i = 0; i < 1000; i++) await request(server.port, { path: url, agent });
+    agent.destroy();
+    await measure('POST /_emulator/journal/count {"query":{"b":"1"}}, 1,000 URLs of 8 KB', '/_emulator/journal/count', { method: 'POST', body: Buffer.from('{"query":{"b":"1"}}') }, (body) => {
+      return `count ${body.count}${body.next !== undefined ? `, next ${body.next}` : ', no next'} (one call)`;
+    });
+  } finally {
+    await server.stop();
   }
   return rows;
 }

@@ -73,12 +73,17 @@ export const compositions: Interface<'compositions', typeof CompositionSectionsS
     state.compositionInstances.forEach((c, i) => {
       if (!ids.has(c.compositionId)) problem(() => `$.compositionInstances[${i}].compositionId: no composition ${c.compositionId}`);
     });
+    const instances = new Set(state.compositionInstances.map((c) => c.instanceID));
     state.results.forEach((r, i) => {
       if (!ids.has(r.compositionId)) problem(() => `$.results[${i}].compositionId: no composition ${r.compositionId}`);
+      // A result's times are its instance's steps when the state holds it: a startedAt would be ignored.
+      if (r.startedAt !== undefined && instances.has(r.instanceID)) {
+        problem(() => `$.results[${i}].startedAt: composition instance '${r.instanceID}' is in the state, and its steps give the result's times: leave startedAt out`);
+      }
     });
   },
   // Grids are read through the provisioning store, which comes before this one in the list.
-  build: (state, { clock, config, stores }) => new CompositionStore(state, clock, { grids: gridPort(stores) }, config.timeScale),
+  build: (state, { clock, config, stores, loadedAt }) => new CompositionStore(state, clock, { grids: gridPort(stores) }, config.timeScale, loadedAt),
   objects: compositionObjects,
   state: {
     export: (store) => store.export(),

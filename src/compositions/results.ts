@@ -10,6 +10,7 @@
  * most, minutes already played being folded once and kept.
  */
 import { hash32, normal, unit, type Key } from '../core/random.js';
+import type { SlicedWork } from '../core/slices.js';
 import type { CompositionSeed } from './schemas.js';
 
 export const MINUTE_MS = 60_000;
@@ -106,12 +107,14 @@ export interface RunKey {
 
 /**
  * The generated data of one run. `at(played)` gives the totals after `played` ms of play
- * time; minutes wholly played are folded into the kept totals once.
+ * time; minutes wholly played are folded into the kept totals once, by `fold` in slices
+ * before a read, or by the read itself.
  */
 export class RunData {
   private readonly series: Series[];
   private readonly folded: Totals[];
-  private foldedMinutes = 0;
+  /** Minutes of play time folded into `folded`, by series. */
+  private readonly foldedTo: number[];
 
   constructor(
     private readonly comp: CompositionSeed,
@@ -142,6 +145,7 @@ export class RunData {
       });
     });
     this.folded = this.series.map((series) => this.empty(series));
+    this.foldedTo = this.series.map(() => 0);
   }
 
   private empty(series: Series): Totals {
@@ -214,27 +218,49 @@ export class RunData {
     return value;
   }
 
+  /**
+   * Folds the minutes wholly played by `played` ms of play time into the kept totals, as work
+   * that yields after each minute of each series (runInSlices lets the event loop turn
+   * between slices): a first read of a run of days folds thousands of minutes of up to 2,500
+   * series. Each series keeps how many minutes it has folded, so a read between two slices
+   * adds the rest itself and two folds at once share the work. Play time earlier than what a
+   * series has folded (a caller may ask) starts its fold afresh.
+   */
+  *fold(played: number): SlicedWork<void> {
+    const whole = Math.floor(Math.max(0, Math.min(played, this.comp.durationMs)) / MINUTE_MS);
+    let from = whole;
+    this.series.forEach((s, i) => {
+      if (whole < this.foldedTo[i]) {
+        this.folded[i] = this.empty(s);
+        this.foldedTo[i] = 0;
+      }
+      from = Math.min(from, this.foldedTo[i]);
+    });
+    for (let m = from; m < whole; m++) {
+      for (let i = 0; i < this.series.length; i++) {
+        if (this.foldedTo[i] !== m) continue;
+        this.addMinute(this.series[i], m, (m + 1) * MINUTE_MS, this.folded[i]);
+        this.foldedTo[i] = m + 1;
+        yield;
+      }
+    }
+  }
+
   /** The totals of every series after `played` ms of play time (bounded by the composition's length). */
   at(played: number): Totals[] {
     const end = Math.max(0, Math.min(played, this.comp.durationMs));
     const whole = Math.floor(end / MINUTE_MS);
-    // Earlier than what is folded (a run's play time only grows, but a caller may ask): afresh.
-    if (whole < this.foldedMinutes) {
-      return this.series.map((s) => {
-        const totals = this.empty(s);
-        for (let m = 0; m * MINUTE_MS < end; m++) this.addMinute(s, m, Math.min(end, (m + 1) * MINUTE_MS), totals);
-        return totals;
-      });
-    }
-    for (; this.foldedMinutes < whole; this.foldedMinutes++) {
-      const m = this.foldedMinutes;
-      this.series.forEach((s, i) => this.addMinute(s, m, (m + 1) * MINUTE_MS, this.folded[i]));
-    }
-    // The folded minutes, copied, and the minute being played.
     return this.series.map((s, i) => {
       const totals = this.empty(s);
-      this.add(totals, this.folded[i]);
-      for (let m = this.foldedMinutes; m * MINUTE_MS < end; m++) this.addMinute(s, m, Math.min(end, (m + 1) * MINUTE_MS), totals);
+      // Earlier than what is folded (a run's play time only grows, but a caller may ask): afresh.
+      let m = 0;
+      if (whole >= this.foldedTo[i]) {
+        for (; this.foldedTo[i] < whole; this.foldedTo[i]++) this.addMinute(s, this.foldedTo[i], (this.foldedTo[i] + 1) * MINUTE_MS, this.folded[i]);
+        this.add(totals, this.folded[i]);
+        m = whole;
+      }
+      // The minutes not folded: the one being played, or every one for an earlier time.
+      for (; m * MINUTE_MS < end; m++) this.addMinute(s, m, Math.min(end, (m + 1) * MINUTE_MS), totals);
       return totals;
     });
   }

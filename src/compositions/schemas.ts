@@ -155,6 +155,14 @@ export const ResultRecordSchema = Type.Object(
     compositionId: Type.Integer(),
     run: Type.Integer({ minimum: 1, description: 'the how-manieth run of its composition: a key of its numbers' }),
     rsdbName: Type.Optional(Type.String()),
+    startedAt: Type.Optional(
+      emulatedTime(
+        Type.Integer({
+          description:
+            "when the run began, epoch ms, for a result whose composition instance is not in the state (one written by hand): it played its composition's durationMs from then and Completed. Left out, it ended when the state loaded",
+        }),
+      ),
+    ),
   },
   { additionalProperties: false },
 );

@@ -1,5 +1,5 @@
 import type { Clock } from '../core/clock.js';
-import { conflicting, invalid, missing } from '../core/errors.js';
+import { DomainError, conflicting, invalid, missing } from '../core/errors.js';
 import { stateAt, stepsBetween, type Step } from '../core/lifecycle.js';
 import type { SectionSnapshot } from '../core/snapshot.js';
 import {
@@ -14,6 +14,7 @@ import {
   type DurationName,
   type Row,
 } from './lifecycles.js';
+import { runInSlices } from '../core/slices.js';
 import { DEFAULT_ERROR, MESSAGE_BYTES, RunData, activeUsers, merged, percentiles, summarize, type Totals } from './results.js';
 import type {
   ClipElement,
@@ -135,6 +136,8 @@ export class CompositionStore {
     private readonly clock: Clock,
     private readonly ports: CompositionPorts,
     private readonly timeScale: number,
+    /** When the state was loaded (BuildContext.loadedAt): when a hand-written result that gives no startedAt ended. */
+    loadedAt = clock.now(),
   ) {
     for (const c of seed.compositions) {
       this.byPath.set(c.path, c);
@@ -142,7 +145,11 @@ export class CompositionStore {
     }
     for (const r of seed.compositionInstances) this.instances.set(r.instanceID, structuredClone(r));
     for (const r of seed.results) {
-      this.results.set(r.id, { ...r });
+      // A result without its instance (written by hand) has fixed times: given, or a whole
+      // run of its composition that ended when the state loaded. Kept, so an export has them.
+      const given = this.instances.has(r.instanceID) || r.startedAt !== undefined;
+      const fixed = given ? {} : { startedAt: loadedAt - (this.byId.get(r.compositionId)?.durationMs ?? 0) };
+      this.results.set(r.id, { ...r, ...fixed });
       this.nextResultId = Math.max(this.nextResultId, r.id + 1);
       this.runs.set(r.compositionId, Math.max(this.runs.get(r.compositionId) ?? 0, r.run));
     }
@@ -432,12 +439,25 @@ export class CompositionStore {
    * Every instance, with the counts of its result's messages when it has one: what a
    * dashboard polls, in one read.
    */
-  overview(): Array<Omit<Instance, 'url'> & { messages?: { count: number; errors: number } }> {
-    return this.list().map((view) => {
-      if (view.resultid === undefined) return view;
-      const metrics = (this.clipElement(String(view.resultid), 'elementType') as { elementTypes: Array<{ metrics: MessageMetrics }> }).elementTypes[0].metrics;
-      return { ...view, messages: { count: metrics.count, errors: metrics.errors } };
-    });
+  async overview(): Promise<Array<Omit<Instance, 'url'> & { messages?: { count: number; errors: number } }>> {
+    const out: Array<Omit<Instance, 'url'> & { messages?: { count: number; errors: number } }> = [];
+    for (const view of this.list()) {
+      if (view.resultid === undefined) {
+        out.push(view);
+        continue;
+      }
+      // Each result's minutes are folded in slices: the loop turns between them.
+      const messages = await this.clipElement(String(view.resultid), 'elementType').then(
+        (body) => (body as { elementTypes: Array<{ metrics: MessageMetrics }> }).elementTypes[0].metrics,
+        // A result deleted meanwhile shows no messages.
+        (err: unknown) => {
+          if (err instanceof DomainError && err.kind === 'not-found') return undefined;
+          throw err;
+        },
+      );
+      out.push(messages ? { ...view, messages: { count: messages.count, errors: messages.errors } } : view);
+    }
+    return out;
   }
 
   private view(rec: InstanceRecord, now: number): Omit<Instance, 'url'> {
@@ -527,8 +547,26 @@ export class CompositionStore {
   private resultView(result: ResultRecord, rec: InstanceRecord | undefined, now: number): Result {
     const comp = this.byId.get(result.compositionId);
     const steps = rec?.steps ?? [];
+    if (!rec) {
+      // Written by hand (or its instance left out of an import): a whole run that Completed at fixed times.
+      const startedAt = result.startedAt ?? now;
+      const duration = comp?.durationMs ?? 0;
+      return {
+        id: result.id,
+        name: result.name,
+        description: result.description,
+        compositionName: comp?.path ?? '',
+        instanceID: result.instanceID,
+        status: 'Completed',
+        startTime: iso(startedAt),
+        endTime: iso(startedAt + duration),
+        duration,
+        virtualUsers: comp ? comp.tracks.reduce((n, t) => n + t.virtualUsers, 0) : 0,
+        ...(result.rsdbName !== undefined ? { rsdbName: result.rsdbName } : {}),
+      };
+    }
     const start = steps.find((s) => s.state === 'Starting');
-    const status = rec ? resultStatus(steps, now) : 'Completed';
+    const status = resultStatus(steps, now);
     const end = status === 'Running' ? undefined : steps.find((s, i) => RUN_ENDED.has(s.state) && i > 0 && s.at <= now);
     return {
       id: result.id,
@@ -539,7 +577,7 @@ export class CompositionStore {
       status,
       startTime: iso(start?.at ?? now),
       ...(end ? { endTime: iso(end.at) } : {}),
-      duration: rec ? playedMs(steps, now) : 0,
+      duration: playedMs(steps, now),
       virtualUsers: comp ? comp.tracks.reduce((n, t) => n + t.virtualUsers, 0) : 0,
       ...(result.rsdbName !== undefined ? { rsdbName: result.rsdbName } : {}),
     };
@@ -581,7 +619,7 @@ export class CompositionStore {
    * for the rest of that second under `key`: reads of a playing result cost one computation
    * a second, however many there are.
    */
-  private totals<T>(raw: string, key: string, make: (totals: Totals[], comp: CompositionSeed) => T): T {
+  private async totals<T>(raw: string, key: string, make: (totals: Totals[], comp: CompositionSeed) => T): Promise<T> {
     const { result, rec } = this.result(raw);
     const comp = this.byId.get(result.compositionId);
     if (!comp) throw missing(`result ${result.id}: its composition no longer exists`);
@@ -590,8 +628,11 @@ export class CompositionStore {
     else data = new RunData(comp, { seed: comp.seed ?? comp.id, run: result.run, errorFactor: rec?.outcome.errorFactor ?? 1 });
     this.cache.set(result.id, data);
     if (this.cache.size > CACHED_RUNS) this.cache.delete(this.cache.keys().next().value!);
-    const played = rec ? playedMs(rec.steps, this.clock.now()) : comp.durationMs;
-    return data.derived(played, key, (totals) => make(totals, comp));
+    const played = () => (rec ? playedMs(rec.steps, this.clock.now()) : comp.durationMs);
+    // The minutes played are folded first, in slices (a first read of a run of days folds
+    // thousands); what the clock adds meanwhile is a minute or two, folded by the read.
+    await runInSlices(data.fold(played()));
+    return data.derived(played(), key, (totals) => make(totals, comp));
   }
 
   private messageMetrics(parts: readonly Totals[]): MessageMetrics {
@@ -624,7 +665,7 @@ export class CompositionStore {
   }
 
   /** GET Results/v1/<id>/clip-element: the HTTP messages, by element type, name or error. */
-  clipElement(id: string, groupBy: 'elementType' | 'elementName' | 'error'): ClipElement {
+  clipElement(id: string, groupBy: 'elementType' | 'elementName' | 'error'): Promise<ClipElement> {
     return this.totals(id, `clip-element:${groupBy}`, (totals) => this.clipElementOf(totals, groupBy));
   }
 
@@ -651,7 +692,7 @@ export class CompositionStore {
   }
 
   /** GET Results/v1/<id>/collection: transactions and pages with their durations and the asked percentiles. */
-  collection(id: string, ps: readonly number[], groupBy: 'flattenedHierarchy' | 'containerType'): CollectionBody {
+  collection(id: string, ps: readonly number[], groupBy: 'flattenedHierarchy' | 'containerType'): Promise<CollectionBody> {
     return this.totals(id, `collection:${groupBy}:${ps.join(',')}`, (totals, comp) => this.collectionOf(totals, comp, ps, groupBy));
   }
 

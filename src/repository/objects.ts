@@ -199,13 +199,29 @@ export class ObjectStore {
 
   /** The objects of a type that `tenant` sees and `filter` matches, in the order of their store. */
   list(type: string, tenant: string, filter: ObjectFilter, details = true): RepositoryObject[] {
-    const out: RepositoryObject[] = [];
+    return [...this.listing(type, tenant, filter, details)];
+  }
+
+  /**
+   * The objects `list` answers, one at a time, as they are now: the type is checked and the
+   * objects taken at once (references to entries, which a change replaces, never changes), and
+   * each is matched and rendered when asked for, so that a route can write a type of many
+   * thousands in slices while other requests change the store.
+   */
+  listing(type: string, tenant: string, filter: ObjectFilter, details = true): IterableIterator<RepositoryObject> {
+    const known = this.knownType(type);
     const tenantId = this.tenantId(tenant);
-    for (const object of this.visible(this.knownType(type), tenant)) {
-      if (!matches(object, filter)) continue;
-      out.push(this.render(type, object, tenantId, details));
-    }
-    return out;
+    // Views are merged with what is stored beside them at once; stored objects are only listed.
+    const taken: ReadonlyArray<StoredObject & { readOnly?: boolean }> = this.views[known]
+      ? [...this.visible(known, tenant)]
+      : [...(this.stored.get(known)?.values() ?? [])].map((e) => e.object);
+    const render = (object: StoredObject & { readOnly?: boolean }) => this.render(type, object, tenantId, details);
+    return (function* () {
+      for (const object of taken) {
+        if (object.tenant !== tenant || !matches(object, filter)) continue;
+        yield render(object);
+      }
+    })();
   }
 
   /** One object; not-found for an unknown type, an unknown id, or another tenant's object. */

@@ -18,8 +18,10 @@ import {
   type CreateObjectBody,
   type Credentials,
   type LogInBody,
+  type RepositoryObject,
 } from './schemas.js';
 import { PATHS } from '../http/paths.js';
+import { sendListInSlices } from '../http/sliced-json.js';
 
 /** Where the routes are served: its entry of the path table the client and the dashboard read. */
 export const REPOSITORY_PREFIX = PATHS.repository;
@@ -59,6 +61,9 @@ export interface RepositoryOptions {
 
 /** Query parameters of a list that are not filters. */
 const NOT_FILTERS = new Set(['includeDetails']);
+
+/** The list of a listing's answer, serialised a batch at a time. */
+const ObjectListSchema = Type.Array(RepositoryObjectSchema);
 
 const TypeParamsSchema = Type.Object({ type: Type.String({ description: 'object type: grid, domain, license, ...' }) });
 const ObjectParamsSchema = Type.Object({ type: Type.String({ description: 'object type' }), id: Type.String({ description: 'integer id' }) });
@@ -165,10 +170,13 @@ export const repositoryRoutes: FastifyPluginAsyncTypebox<RepositoryOptions> = as
         response: { 200: ObjectsResponseSchema, ...errors },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const query = request.query as Record<string, string | string[] | undefined>;
       const details = detailsOf(query.includeDetails);
-      return { objects: objects(request).list(request.params.type, tenantOf(request), filterOf(query), details) };
+      const listed = objects(request).listing(request.params.type, tenantOf(request), filterOf(query), details);
+      // A type may hold REPOSITORY_MAX_BYTES of objects: written in slices, the bytes of the response schema's serializer.
+      const serialize = reply.compileSerializationSchema(ObjectListSchema, '200') as unknown as (objects: RepositoryObject[]) => string;
+      return sendListInSlices(reply, '{"objects":[', listed, serialize, ']}');
     },
   );
 

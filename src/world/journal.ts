@@ -1,6 +1,7 @@
 import type { JournalMatcher, JournalQuery, JournalRecord } from './journal-schemas.js';
 import { DomainError } from '../core/errors.js';
 import { compileGlob, type PathMatcher } from '../core/path-patterns.js';
+import { queryMatches, type QueryWork } from './journal-query.js';
 
 /** Request headers as Node hands them over. */
 export type RequestHeaders = Record<string, string | string[] | undefined>;
@@ -604,6 +605,7 @@ export class Journal {
   private scan(m: Compiled, before: number | undefined, found: (i: number) => boolean): number | undefined {
     let globWork = 0;
     let work = 0;
+    const spent: QueryWork = { work: 0 };
     const held = this.count_;
     for (let n = this.first(before); n <= held; n++) {
       if (work >= CALL_WORK_BUDGET) return this.ids[this.slot(n - 1)];
@@ -625,8 +627,14 @@ export class Journal {
         if (!m.globMatcher.test(path)) continue;
       }
       if (m.query) {
-        work += this.urls[i].length;
-        if (!this.queryMatches(i, m.query)) continue;
+        const url = this.urls[i];
+        const q = url.indexOf('?');
+        work += q + 1;
+        if (q < 0) continue;
+        spent.work = 0;
+        const matched = queryMatches(url.slice(q + 1), m.query, spent);
+        work += spent.work;
+        if (!matched) continue;
       }
       if (m.header && !this.headersMatch(i, m.header)) continue;
       if (m.bodyContains !== undefined) {
@@ -643,20 +651,6 @@ export class Journal {
       if (!found(i)) return n < held ? this.ids[i] : undefined;
     }
     return undefined;
-  }
-
-  /** The query's parameters parsed once per entry, each wanted name then looked up directly. */
-  private queryMatches(i: number, wanted: Array<[string, string]>): boolean {
-    const url = this.urls[i];
-    const q = url.indexOf('?');
-    if (q < 0) return false;
-    const params = new Map<string, string[]>();
-    for (const [name, value] of new URLSearchParams(url.slice(q + 1))) {
-      const values = params.get(name);
-      if (values) values.push(value);
-      else params.set(name, [value]);
-    }
-    return wanted.every(([name, value]) => params.get(name)?.includes(value) ?? false);
   }
 
   private headersMatch(i: number, wanted: Array<[string, string]>): boolean {
