@@ -19,9 +19,10 @@
 //   state   the state file with 20 untouched sandboxes (size, idle CPU) and imports into two
 //           sandboxes at once (scripts/soak/state-file.mjs).
 //   fires   without a token, alert fires with 1 MB messages, then thousands with 8 KiB ones over
-//           100 new sandboxes, STATE_FILE set: resident memory stays flat, health stays 200
+//           100 new sandboxes, STATE_FILE set, twice: resident memory stays flat once the bounds are
+//           reached, health stays 200
 //           (scripts/soak/bounds.mjs).
-//   fill    with the demo token, 1 MB repository objects and annotations over 100 sandboxes:
+//   fill    with the demo token, 1 MB repository objects and annotations over 100 sandboxes, twice:
 //           resident memory stays flat (scripts/soak/bounds.mjs).
 //
 // Environment: SOAK_SECONDS (default 60, per timed part), SOAK_CLIENTS (50), SOAK_KILLS (20),

@@ -10,8 +10,10 @@
 //          answer 507. Resident memory before and after.
 //
 // Each sends its flood twice. The first wave fills what the bounds allow; the second finds them
-// reached, and must leave resident memory flat: it grows by less than 10% (and 32 MiB) over the
-// first wave's end. From the start (the sandboxes made), resident memory must grow by less than
+// reached, and must leave resident memory flat: it grows by less than 15% (at least 32 MiB) over
+// the first wave's end (what is left is the heap's slack: nothing is collected on purpose). The
+// request journal is off (JOURNAL_SIZE=0): it has bounds and a soak part of its own (journal),
+// and while it fills to JOURNAL_MAX_BYTES it would hide whether these bounds hold. From the start (the sandboxes made), resident memory must grow by less than
 // SOAK_BOUNDS_MARGIN_MIB (default 640 MiB: what the bounds let be kept, the journal's bodies,
 // JOURNAL_MAX_BYTES, and the heap's slack). No request may fail otherwise, and the server must
 // stay up. Before these bounds both parts ran the server out of heap within seconds.
@@ -63,13 +65,13 @@ export async function bounds(verdictOf, { log = (m) => process.stderr.write(`${m
   const puts = Math.round(num('SOAK_BOUNDS_PUTS', 300));
   const margin = num('SOAK_BOUNDS_MARGIN_MIB', 640);
   /** The second wave's growth over the first's end must stay within this: flat. */
-  const flat = (first) => Math.max(first * 0.1, 32);
+  const flat = (first) => Math.max(first * 0.15, 32);
   const results = [];
 
   if (parts.has('fires')) {
     const verdict = verdictOf();
     const dir = mkdtempSync(join(tmpdir(), 'soak-bounds-'));
-    const server = await startProcess({ env: { STATE_FILE: join(dir, 'state.json'), STATE_FLUSH_INTERVAL_MS: '1000', RATE_LIMIT_MAX: '1000000000', SANDBOX_IDLE_TIMEOUT_MS: '0' } });
+    const server = await startProcess({ env: { STATE_FILE: join(dir, 'state.json'), STATE_FLUSH_INTERVAL_MS: '1000', RATE_LIMIT_MAX: '1000000000', SANDBOX_IDLE_TIMEOUT_MS: '0', JOURNAL_SIZE: '0' } });
     try {
       log(`fires: 200 fires of a 1 MB message, then ${fires} fires of 8 KiB over ${SANDBOXES} new sandboxes, without a token, STATE_FILE set ...`);
       // Health, an unknown path: a sandbox made by a request without credentials (SANDBOXES=auto, no ADMIN_TOKEN).
@@ -109,7 +111,7 @@ export async function bounds(verdictOf, { log = (m) => process.stderr.write(`${m
 
   if (parts.has('fill')) {
     const verdict = verdictOf();
-    const server = await startProcess({ env: { SANDBOX_IDLE_TIMEOUT_MS: '0' } });
+    const server = await startProcess({ env: { SANDBOX_IDLE_TIMEOUT_MS: '0', JOURNAL_SIZE: '0' } });
     try {
       log(`fill: with the demo token, ${puts} repository objects and ${puts} annotations of 1 MB over ${SANDBOXES} sandboxes ...`);
       await makeSandboxes(server.port, DEMO);
