@@ -190,7 +190,10 @@ async function main() {
   const work = mkdtempSync(join(tmpdir(), 'cloud-emulator-bench-'));
   try {
     const largeDir = join(work, 'large-seed');
-    const serverEnv = { FIXTURES_DIR: largeDir, RATE_LIMIT_MAX: NO_LIMIT };
+    // The POST cases create annotations as fast as they can, for many seconds: the bounds of what
+    // requests may add to a world (ANNOTATIONS_WORLD_MAX, tens of thousands) are raised as the rate limit is.
+    const unbounded = { ANNOTATIONS_WORLD_MAX: NO_LIMIT, ANNOTATIONS_WORLD_MAX_BYTES: NO_LIMIT, ANNOTATIONS_MAX_BYTES: NO_LIMIT };
+    const serverEnv = { FIXTURES_DIR: largeDir, RATE_LIMIT_MAX: NO_LIMIT, ...unbounded };
     if (PARTS.has('startup') || PARTS.has('throughput') || PARTS.has('hooks') || PARTS.has('reset')) {
       const t = performance.now();
       writeSeed(largeDir, LARGE);

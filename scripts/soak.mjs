@@ -21,9 +21,15 @@
 //   events  100 readers of the event stream during a flood of alert fires (bytes per stream,
 //           health p99), a resume with more to replay than a client may hold, and 1,000 streams
 //           over 10 sandboxes beside the default world's own (scripts/soak/events.mjs).
+//   fires   without a token, alert fires with 1 MB messages, then thousands with 8 KiB ones over
+//           100 new sandboxes, STATE_FILE set, twice: resident memory stays flat once the bounds are
+//           reached, health stays 200
+//           (scripts/soak/bounds.mjs).
+//   fill    with the demo token, 1 MB repository objects and annotations over 100 sandboxes, twice:
+//           resident memory stays flat (scripts/soak/bounds.mjs).
 //
 // Environment: SOAK_SECONDS (default 60, per timed part), SOAK_CLIENTS (50), SOAK_KILLS (20),
-// SOAK_PARTS (race,memory,kill,paths,slow,sandboxes,journal,state,events), SOAK_FLUSH_MS (50), SOAK_SLOW_CLIENTS (800),
+// SOAK_PARTS (race,memory,kill,paths,slow,sandboxes,journal,state,events,fires,fill), SOAK_FLUSH_MS (50), SOAK_SLOW_CLIENTS (800),
 // SOAK_SLOW_TIMEOUT_MS (2000), BENCH_SERVER (default dist/cli/server.js).
 import http from 'node:http';
 import net from 'node:net';
@@ -46,7 +52,7 @@ const KILLS = Math.round(num('SOAK_KILLS', 20));
 const FLUSH_MS = Math.round(num('SOAK_FLUSH_MS', 50));
 const SLOW_CLIENTS = Math.round(num('SOAK_SLOW_CLIENTS', 800));
 const SLOW_TIMEOUT_MS = Math.round(num('SOAK_SLOW_TIMEOUT_MS', 2000));
-const PARTS = new Set((process.env.SOAK_PARTS ?? 'race,memory,kill,paths,slow,sandboxes,journal,state,events').split(',').map((s) => s.trim()));
+const PARTS = new Set((process.env.SOAK_PARTS ?? 'race,memory,kill,paths,slow,sandboxes,journal,state,events,fires,fill').split(',').map((s) => s.trim()));
 
 const CLOUD = '/concerto/services/rest/CloudService/v1';
 const REPO = '/concerto/services/rest/RepositoryService/v1';
@@ -758,4 +764,10 @@ if (PARTS.has('sandboxes')) results.push(await (await import('./soak/sandboxes.m
 if (PARTS.has('journal')) results.push(await (async (v) => (await journalPart(v), v.report('journal'), v.ok))(new Verdict()));
 if (PARTS.has('state')) results.push(await stateFile());
 if (PARTS.has('events')) results.push(await (async (v) => (await eventsPart(v), v.report('events'), v.ok))(new Verdict()));
+if (PARTS.has('fires') || PARTS.has('fill')) {
+  const verdicts = [];
+  const { bounds } = await import('./soak/bounds.mjs');
+  await bounds(() => (verdicts.push(new Verdict()), verdicts.at(-1)), { log, parts: PARTS });
+  results.push(...verdicts.map((v) => v.ok));
+}
 process.exit(results.every(Boolean) ? 0 : 1);

@@ -14,7 +14,7 @@ export const alerts: Interface<'alerts', typeof AlertSectionsSchema, AlertStore>
   areas: [{ prefix: ALERTS_PREFIX, access: 'alert' }],
   sections: AlertSectionsSchema,
   keys: { alerts: (a) => a.uid },
-  build: (state, { clock }) => new AlertStore(state, clock),
+  build: (state, { clock, config }) => new AlertStore(state, clock, config),
   objects: alertObjects,
   state: {
     export: (store) => store.export(),

@@ -1,23 +1,45 @@
 import type { Clock } from '../core/clock.js';
 import type { SectionSnapshot } from '../core/snapshot.js';
-import { conflicting, missing } from '../core/errors.js';
+import { conflicting, invalid, missing } from '../core/errors.js';
 import { RateCounters } from '../core/rate-counters.js';
+import { storageLedgerOf, type StorageAccount, type StorageSettings } from '../core/storage.js';
 import { ALERT_HISTORY_LIMIT, type Alert, type AlertEvent, type AlertSections, type FireContent } from './schemas.js';
 
 /**
  * Alerts and everything sent through them. Each fire and clear is recorded with its time
  * and content, so a test can ask afterwards what its system under test triggered.
  */
+/** The settings the alert store reads: the length of a fire's texts, and the bytes its histories may grow by. */
+export type AlertLimits = Partial<StorageSettings> & { alertTextMaxBytes?: number };
+
+/**
+ * What a fire or clear record is charged besides its texts: the record in memory, and its
+ * lines in the state file (pretty-printed, indented as deep as a sandbox's alerts are).
+ */
+export const ALERT_EVENT_BYTES = 192;
+
+/** The bytes a history record is charged: its texts' UTF-8 bytes, plus ALERT_EVENT_BYTES. */
+export function alertEventBytes(event: AlertEvent): number {
+  const text = (t: string | undefined) => (t === undefined ? 0 : Buffer.byteLength(t));
+  return ALERT_EVENT_BYTES + text(event.message) + text(event.subject);
+}
+
 export class AlertStore {
   private readonly alerts = new Map<string, Alert>();
   /** Calls per alert uid in the current rate-limit window; a reset starts them afresh. */
   readonly rateLimits = new RateCounters();
+  /** What the histories grew by since the store was built, charged to its world and the process. */
+  private readonly storage: StorageAccount;
+  private readonly textMaxBytes: number;
 
   constructor(
     state: AlertSections,
     private readonly clock: Clock,
+    limits?: AlertLimits,
   ) {
     for (const alert of state.alerts) this.alerts.set(alert.uid, structuredClone(alert));
+    this.storage = storageLedgerOf(limits).open(clock, 'alerts');
+    this.textMaxBytes = limits?.alertTextMaxBytes ?? Number.POSITIVE_INFINITY;
   }
 
   /** Every alert with its state and history, in fixture order. */
@@ -59,24 +81,28 @@ export class AlertStore {
    */
   fire(uid: string, content: FireContent = {}): AlertEvent {
     const alert = this.usable(uid);
+    this.checkText('message', content.message);
+    this.checkText('subject', content.subject);
     const at = this.clock.now();
-    alert.state = 'firing';
-    alert.lastTriggered = at;
-    return this.record(alert, {
+    const event = this.record(alert, {
       action: 'fire',
       at,
       message: content.message ?? alert.message ?? `${alert.name} is firing`,
       subject: content.subject ?? alert.subject ?? alert.name,
     });
+    alert.state = 'firing';
+    alert.lastTriggered = at;
+    return event;
   }
 
   /** Clears the alert: 404 if unknown, 409 if disabled. Clearing a cleared alert is recorded too. */
   clear(uid: string): AlertEvent {
     const alert = this.usable(uid);
     const at = this.clock.now();
+    const event = this.record(alert, { action: 'clear', at });
     alert.state = 'cleared';
     alert.lastCleared = at;
-    return this.record(alert, { action: 'clear', at });
+    return event;
   }
 
   export(): AlertSections {
@@ -112,8 +138,26 @@ export class AlertStore {
     return alert;
   }
 
+  /** A text past ALERT_TEXT_MAX_BYTES is refused (400), not cut: nothing a client sends is kept half. */
+  private checkText(field: 'message' | 'subject', text: string | undefined): void {
+    // A string of n UTF-16 units takes at least n bytes of UTF-8: most texts are checked without counting.
+    if (text === undefined || text.length * 3 <= this.textMaxBytes) return;
+    const bytes = Buffer.byteLength(text);
+    if (bytes > this.textMaxBytes) throw invalid(`the ${field} is ${bytes} bytes long (UTF-8); ALERT_TEXT_MAX_BYTES allows at most ${this.textMaxBytes}`);
+  }
+
+  /**
+   * Keeps the event in the alert's history, after its bytes were admitted (ALERT_HISTORY_WORLD_MAX_BYTES,
+   * ALERT_HISTORY_MAX_BYTES, the state file's bounds): a refused event changes nothing, not even the alert's state.
+   */
   private record(alert: Alert, event: AlertEvent): AlertEvent {
     const { history } = alert;
+    const dropped = history.length >= ALERT_HISTORY_LIMIT ? history.length - ALERT_HISTORY_LIMIT + 1 : 0;
+    let freed = 0;
+    for (let i = 0; i < dropped; i++) freed += alertEventBytes(history[i]);
+    const growth = alertEventBytes(event) - freed;
+    this.storage.check(growth);
+    this.storage.add(growth);
     history.push(event);
     // One event over the limit is dropped with shift(), which V8 does in constant time by
     // moving the array's start; splice(0, 1) moved all 1,000 events on every fire of a full

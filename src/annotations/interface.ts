@@ -17,7 +17,7 @@ export const annotations: Interface<'annotations', typeof AnnotationSectionsSche
   // pass for both when neither has anything to report (see checkReferences).
   references: (state, keys, problem) => checkReferences(state.annotations, (id) => keys.domains.has(id), problem),
   checks: (state, { now }, problem) => checkSeed(state.annotations, now, problem),
-  build: (state, { clock }) => new AnnotationStore(state, clock),
+  build: (state, { clock, config }) => new AnnotationStore(state, clock, config),
   prepare: (state, { now }) => prepareSeedIndex(state.annotations, now),
   objects: annotationObjects,
   state: {

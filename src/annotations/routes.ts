@@ -122,9 +122,11 @@ export const annotationRoutes: FastifyPluginAsyncTypebox<AnnotationOptions> = as
   registerRateLimit(app, {
     max: config.rateLimitMax,
     windowMs: config.rateLimitWindowMs,
-    per: 'token',
-    // The root guard has already refused requests without a valid token.
-    key: (request) => request.session?.token ?? String(request.headers['x-auth-token']),
+    per: 'user',
+    // Per user, not per token: logging in again hands out a new token, and must not hand out a
+    // new budget with it. The root guard has already refused requests without a valid token,
+    // so every request here has its session; the counters are the world's own.
+    key: (request) => request.session?.userName ?? `token ${String(request.headers['x-auth-token'])}`,
     counters: (request) => store(request).rateLimits,
   });
 
@@ -163,7 +165,7 @@ export const annotationRoutes: FastifyPluginAsyncTypebox<AnnotationOptions> = as
         tags,
         summary: 'Add an annotation',
         body: AnnotationCreateBodySchema,
-        response: { 200: AnnotationIdSchema, ...errors(400, 401, 415, 429) },
+        response: { 200: AnnotationIdSchema, ...errors(400, 401, 415, 429, 507) },
       },
     },
     async (request) => ({ id: store(request).create(createOf(request.body), userOf(request)) }),
@@ -213,7 +215,7 @@ export const annotationRoutes: FastifyPluginAsyncTypebox<AnnotationOptions> = as
         summary: 'Update an annotation',
         params: AnnotationParamsSchema,
         body: AnnotationUpdateBodySchema,
-        response: { 200: AnnotationSchema, ...errors(400, 401, 404, 415, 429) },
+        response: { 200: AnnotationSchema, ...errors(400, 401, 404, 415, 429, 507) },
       },
     },
     async (request) => {

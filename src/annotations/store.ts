@@ -1,8 +1,9 @@
 import type { Clock } from '../core/clock.js';
 import type { SectionSnapshot } from '../core/snapshot.js';
-import { invalid, missing } from '../core/errors.js';
+import { full, invalid, missing } from '../core/errors.js';
 import { FixtureError } from '../core/fixtures.js';
 import { RateCounters } from '../core/rate-counters.js';
+import { storageLedgerOf, type StorageAccount, type StorageSettings } from '../core/storage.js';
 import { ENTRIES_PER_YIELD, runAtOnce, runInSlices, sortSliced, type SlicedWork } from '../core/slices.js';
 import type { Annotation, AnnotationCreate, AnnotationSections, AnnotationSeed, AnnotationUpdate, DomainSeed } from './schemas.js';
 
@@ -45,6 +46,20 @@ interface AnnotationRecord {
   readonly startRelative?: true;
   readonly endRelative?: true;
 }
+
+/**
+ * What an annotation is charged besides its texts: the record and its entries in the indexes,
+ * and its lines in the state file (pretty-printed, indented as deep as a sandbox's are).
+ */
+export const ANNOTATION_BYTES = 384;
+
+/** The bytes an annotation is charged (ANNOTATIONS_WORLD_MAX_BYTES, ANNOTATIONS_MAX_BYTES): its texts' UTF-8, 8 a domain id, ANNOTATION_BYTES. */
+export function annotationBytes(a: { title: string; text: string; user: string; domainIds: readonly number[] }): number {
+  return ANNOTATION_BYTES + Buffer.byteLength(a.title) + Buffer.byteLength(a.text) + Buffer.byteLength(a.user) + 8 * a.domainIds.length;
+}
+
+/** The settings the annotation store reads: how many, and how many bytes of, annotations requests may add. */
+export type AnnotationLimits = Partial<StorageSettings> & { annotationsWorldMax?: number };
 
 export interface AnnotationFilter {
   /** Keeps annotations whose start >= from. */
@@ -313,7 +328,7 @@ export class AnnotationStore {
    * FIRST_ANNOTATION_ID, or after the largest id of the seed when that is larger.
    */
   private nextId: number;
-  /** Requests per token in the current rate-limit window; a reset starts them afresh. */
+  /** Requests per user in the current rate-limit window; a reset starts them afresh. */
   readonly rateLimits = new RateCounters();
   /**
    * This store's number in viewTexts. A record is never changed, only replaced (an update makes
@@ -321,12 +336,19 @@ export class AnnotationStore {
    * store's life: a text kept for a record and this store is its view's for good.
    */
   private readonly textsOf = ++storeCount;
+  /** What creates and updates added since the store was built, charged to its world and the process. */
+  private readonly storage: StorageAccount;
+  /** ANNOTATIONS_WORLD_MAX: annotations created here and still held, at most. */
+  private readonly maxCreated: number;
 
   /** `state` is only read: its annotations may be shared with other stores built from it. */
   constructor(
     private readonly state: AnnotationSections,
     private readonly clock: Clock,
+    limits?: AnnotationLimits,
   ) {
+    this.storage = storageLedgerOf(limits).open(clock, 'annotations');
+    this.maxCreated = limits?.annotationsWorldMax ?? Number.POSITIVE_INFINITY;
     const now = (this.loadedAt = clock.now());
     for (const domain of state.domains) this.domainNames.set(domain.id, domain.name);
     const check = seedCheckOf(state.annotations, now);
@@ -465,6 +487,11 @@ export class AnnotationStore {
     const domainIds = distinct(body.domainIds) ?? [];
     this.checkDomains(domainIds);
     checkRange(body.start, body.end);
+    if (this.createdCount >= this.maxCreated) {
+      throw full(`this world holds ${this.createdCount} annotations created through the interface and ANNOTATIONS_WORLD_MAX is ${this.maxCreated}: delete some, reset the world, or raise ANNOTATIONS_WORLD_MAX`);
+    }
+    const bytes = annotationBytes({ title: body.title, text: body.text, user, domainIds });
+    this.storage.check(bytes);
     const id = this.nextId++;
     const lastModified = this.clock.now();
     // Two literals rather than a spread of the optional `end`: the keys keep the order an
@@ -492,6 +519,7 @@ export class AnnotationStore {
     if (this.created.length === 0) this.createdFrom = id;
     this.created.push(record);
     this.createdCount++;
+    this.storage.add(bytes);
     this.writable();
     this.insert(record);
     return record.id;
@@ -526,6 +554,9 @@ export class AnnotationStore {
       ...(patch.start !== undefined || record.startRelative ? { startRelative: true as const } : {}),
       ...(end !== undefined && (patch.end !== undefined || record.endRelative) ? { endRelative: true as const } : {}),
     };
+    const growth = annotationBytes(updated) - annotationBytes(record);
+    this.storage.check(growth);
+    this.storage.add(growth);
     this.writable();
     if (start !== record.start) {
       this.remove(record);
@@ -540,6 +571,7 @@ export class AnnotationStore {
   /** Deletes the annotation; 404 if there is none. */
   delete(id: number): void {
     const record = this.record(id);
+    this.storage.add(-annotationBytes(record));
     this.writable();
     this.remove(record);
     const at = id - this.createdFrom;

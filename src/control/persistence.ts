@@ -9,6 +9,7 @@ import type { World } from '../interfaces.js';
 import { routePattern } from '../http/route-context.js';
 import type { World as AnyWorld } from '../world/world.js';
 import type { ClockAnchor } from '../core/clock.js';
+import { storageLedgerOf } from '../core/storage.js';
 
 export interface PersistenceOptions {
   /** The state file, already opened (and read) before the worlds were built; none without STATE_FILE. */
@@ -97,6 +98,7 @@ export async function installPersistence(
   }
   writer.log = app.log;
   app.statePersistence = writer;
+  await refuseWhatTheFileCannotHold({ main, sandboxes, maxBytes, worldMaxBytes });
   // A request that may change its world marks it touched before its handler runs (a reset or
   // an import in the handler then makes it what it was built from), and counts a change once
   // answered (a handler that waits, for a fault's latency or an import, changes it late; a
@@ -134,4 +136,48 @@ export async function installPersistence(
     // A failure is logged by the writer and shown by its status, which a process exit reads.
     await writer.flush({ final: true }).catch(() => undefined);
   });
+}
+
+/**
+ * The state file's bounds, checked before a request keeps anything rather than when the file
+ * is written: a flood of alert fires, annotations or repository objects is refused (507,
+ * naming the bound) while it would take a world's text past STATE_FILE_WORLD_MAX_BYTES or the
+ * file past STATE_FILE_MAX_BYTES, so the file goes on being written, instead of every later
+ * change being given up. The estimate of a world: the default world's text as measured once
+ * here (a sandbox starts from the same seed), plus the bytes requests added to it since it was
+ * loaded (core/storage.ts); of the file, that of every world a change was made to. A state
+ * imported whole is not estimated: an import past the bounds is still given up by the write.
+ */
+async function refuseWhatTheFileCannotHold(options: { main: World; sandboxes: Sandboxes; maxBytes: number; worldMaxBytes: number }): Promise<void> {
+  const { main, sandboxes, maxBytes, worldMaxBytes } = options;
+  if (!Number.isFinite(maxBytes) && !Number.isFinite(worldMaxBytes)) return;
+  // In slices, as a write, counted and not kept: the default world's text alone, and with a
+  // copy of it as a sandbox, whose lines are indented deeper. The larger of the two is what a
+  // world that starts from it takes.
+  const count = async (text: AsyncIterable<string>) => {
+    let bytes = 0;
+    for await (const piece of text) bytes += Buffer.byteLength(piece);
+    return bytes;
+  };
+  const alone = await count(stateFileText(main.snapshot(), []));
+  const withCopy = await count(stateFileText(main.snapshot(), [{ name: 'copy', createdAt: 0, lastUsedAt: 0, state: main.snapshot() }]));
+  const base = Math.max(alone, withCopy - alone);
+  storageLedgerOf(main.config).guard = (key, growth, totals) => {
+    const worlds: AnyWorld[] = [main, ...sandboxes.entries().map((e) => e.world)];
+    // Not registered (yet): the new sandbox a request creates, adopted once the request is answered.
+    const world = worlds.find((w) => w.clock === key);
+    const name = world === main ? 'the default world' : world ? `sandbox '${world.name}'` : 'a new sandbox';
+    const estimate = base + totals.world;
+    if (estimate > worldMaxBytes) {
+      return `keeping ${growth} bytes more would take ${name} past STATE_FILE_WORLD_MAX_BYTES (${worldMaxBytes} bytes) in the state file (about ${estimate} bytes: ${base} of its seed, ${totals.world} added by requests), and its changes could no longer be persisted; delete some, reset the world, or raise STATE_FILE_WORLD_MAX_BYTES`;
+    }
+    // Every world a change was made to is written whole; the others as a reference of a few bytes.
+    let written = world ? 0 : 1;
+    for (const w of worlds) if (w === main || w === world || w.untouchedFrom() === undefined) written++;
+    const file = written * base + totals.all;
+    if (file > maxBytes) {
+      return `keeping ${growth} bytes more would take the state file past STATE_FILE_MAX_BYTES (${maxBytes} bytes; about ${file}: ${written} worlds of ${base} bytes, ${totals.all} added by requests), and changes could no longer be persisted; delete some, reset or delete sandboxes, or raise STATE_FILE_MAX_BYTES`;
+    }
+    return undefined;
+  };
 }

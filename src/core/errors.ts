@@ -9,8 +9,9 @@
  * - `not-found`: the thing addressed does not exist (404).
  * - `conflict`: it exists, or a limit on how many may exist is reached (409).
  * - `unavailable`: the emulator cannot take more of it right now (503).
+ * - `full`: keeping it would pass a byte bound of the world or of the process (507).
  */
-export type DomainErrorKind = 'invalid' | 'unauthorized' | 'forbidden' | 'not-found' | 'conflict' | 'unavailable';
+export type DomainErrorKind = 'invalid' | 'unauthorized' | 'forbidden' | 'not-found' | 'conflict' | 'unavailable' | 'full';
 
 export class DomainError extends Error {
   constructor(
@@ -30,3 +31,4 @@ export const missing = (message: string) => new DomainError('not-found', message
 export const forbidden = (message: string) => new DomainError('forbidden', message);
 export const conflicting = (message: string) => new DomainError('conflict', message);
 export const unavailable = (message: string) => new DomainError('unavailable', message);
+export const full = (message: string) => new DomainError('full', message);

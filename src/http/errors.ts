@@ -40,6 +40,7 @@ export const STATUS_OF: Record<DomainErrorKind, number> = {
   'not-found': 404,
   conflict: 409,
   unavailable: 503,
+  full: 507,
 };
 
 export function errorBody(statusCode: number, message: string): ErrorBody {

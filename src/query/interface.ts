@@ -2,7 +2,7 @@ import type { SectionKeys } from '../core/interface.js';
 import { domainApiKey, domainTenant } from '../core/app-keys.js';
 import type { Interface } from '../http/interface.js';
 import { QuerySectionsSchema, type QueryDomain } from './schemas.js';
-import { QueryStore, incidentProblems } from './store.js';
+import { QueryStore, incidentProblems, queryCacheOf } from './store.js';
 import { QUERY_PREFIX, queryRoutes } from './routes.js';
 
 /**
@@ -45,9 +45,9 @@ export const query: Interface<'query', typeof QuerySectionsSchema, QueryStore> =
     state.incidents.forEach((seed, i) => incidentProblems(seed, i, now, problem));
   },
   // The domains come from the annotations store, which comes before this one in the list.
-  build: (state, { clock, stores }) => {
+  build: (state, { clock, stores, config }) => {
     const annotations = stores.annotations as DomainSource | undefined;
-    return new QueryStore(state, clock, { domains: () => queryDomains(annotations?.domains() ?? []) });
+    return new QueryStore(state, clock, { domains: () => queryDomains(annotations?.domains() ?? []) }, queryCacheOf(config));
   },
   state: {
     export: (store, at) => store.export(at),

@@ -112,9 +112,10 @@ export const queryRoutes: FastifyPluginAsyncTypebox<QueryOptions> = async (app, 
   registerRateLimit(app, {
     max: config.rateLimitMax,
     windowMs: config.rateLimitWindowMs,
-    per: 'token',
-    // The root guard has already refused requests without a valid token.
-    key: tokenOf,
+    per: 'user',
+    // Per user (a new log-in must not reset the budget), in the request's world. The root guard
+    // has already refused requests without a valid token.
+    key: (request) => request.session?.userName ?? `token ${tokenOf(request)}`,
     counters: (request) => store(request).rateLimits,
   });
 

@@ -30,8 +30,11 @@ import type { Incident, IncidentCreateBody, IncidentSeed, QueryDomain, QueryPort
 const MINUTE = 60_000;
 const DAY_MINUTES = 1440;
 
-/** The most bytes of computed blocks a store keeps (complete hours and days, reused by later queries). */
-export const QUERY_CACHE_BYTES = 8 * 1024 * 1024;
+/**
+ * The most bytes of computed blocks (complete hours and days, reused by later queries) the
+ * process keeps, all worlds together, when QUERY_CACHE_MAX_BYTES does not say.
+ */
+export const QUERY_CACHE_BYTES = 16 * 1024 * 1024;
 /** The most incidents a store holds. */
 export const MAX_INCIDENTS = 1000;
 /** The first incident id handed out by the control API (seed ids may be anything). */
@@ -77,7 +80,7 @@ interface IncidentRecord extends Omit<IncidentSeed, 'startAgoMs' | 'endAgoMs'> {
 }
 
 /** Bounded least-recently-used blocks, by key. */
-class BlockCache {
+export class BlockCache {
   private readonly blocks = new Map<string, Float64Array>();
   private bytes = 0;
   /** The key used last: it is the newest already, and a polled query asks for it again and again. */
@@ -111,6 +114,51 @@ class BlockCache {
     this.blocks.clear();
     this.bytes = 0;
     this.newest = undefined;
+  }
+  /** Bytes held (keys and blocks). */
+  get size(): number {
+    return this.bytes;
+  }
+}
+
+const blockCaches = new WeakMap<object, BlockCache>();
+const NO_CONFIG = {};
+
+/**
+ * The block cache shared by every world built from one configuration (the default world and
+ * its sandboxes: one per process), bounded by QUERY_CACHE_MAX_BYTES: the blocks are Float64Arrays,
+ * whose bytes are outside the JavaScript heap, and a cache of its own for each of a hundred
+ * sandboxes took about 10 MiB of resident memory each.
+ */
+export function queryCacheOf(config?: { queryCacheMaxBytes?: number }): BlockCache {
+  const key = config ?? NO_CONFIG;
+  let cache = blockCaches.get(key);
+  if (!cache) blockCaches.set(key, (cache = new BlockCache(config?.queryCacheMaxBytes ?? QUERY_CACHE_BYTES)));
+  return cache;
+}
+
+/** Numbers the stores, for their keys in the shared cache. */
+let queryStoreCount = 0;
+
+/**
+ * One store's part of the shared cache: its keys carry the store's number and its generation,
+ * so a store never reads another's blocks, and the blocks of a generation an incident ended
+ * are never read again (the least recently used, they go first).
+ */
+class StoreCache {
+  private readonly id = `${++queryStoreCount}:`;
+  constructor(
+    readonly shared: BlockCache,
+    private readonly generation: () => number,
+  ) {}
+  private key(k: string): string {
+    return `${this.id}${this.generation()}|${k}`;
+  }
+  get(k: string): Float64Array | undefined {
+    return this.shared.get(this.key(k));
+  }
+  set(k: string, block: Float64Array): void {
+    this.shared.set(this.key(k), block);
   }
 }
 
@@ -181,12 +229,12 @@ export function incidentProblems(seed: IncidentSeed, i: number, now: number | un
 }
 
 export class QueryStore {
-  /** Requests per token in the current rate-limit window; a reset starts them afresh. */
+  /** Requests per user in the current rate-limit window; a reset starts them afresh. */
   readonly rateLimits = new RateCounters();
   private incidents: IncidentRecord[];
   private nextIncidentId: number;
   private readonly generators = new Map<number, RumGenerator>();
-  private readonly cache = new BlockCache(QUERY_CACHE_BYTES);
+  private readonly cache: StoreCache;
   /**
    * The summary body of a block of counts, with the percentile it was worked out for. A block
    * in the cache never changes (incidents clear the cache; time moving on makes a new range,
@@ -201,7 +249,10 @@ export class QueryStore {
     private readonly state: QuerySections,
     private readonly clock: Clock,
     private readonly ports: QueryPorts,
+    /** The process's block cache (queryCacheOf): one for every world. */
+    shared: BlockCache = queryCacheOf(),
   ) {
+    this.cache = new StoreCache(shared, () => this.generation);
     const now = clock.now();
     const problems: string[] = [];
     this.incidents = state.incidents.map((seed, i) => {
@@ -690,7 +741,7 @@ export class QueryStore {
   /** Incidents changed: every generated number may have. */
   private invalidate(): void {
     this.generators.clear();
-    this.cache.clear();
+    // The blocks of the generation that ends are not read again: the shared cache lets them go first.
     this.generation++;
   }
 

@@ -79,7 +79,7 @@ export const repository: Interface<'repository', typeof RepositorySectionsSchema
   build: (state, { clock, config, views, loadedAt }) => ({
     auth: new AuthStore(state.users, state.tokens, clock, config.tokenIdleTimeoutMs),
     // Objects of the types other interfaces own are theirs (`views`, filled once the world is built).
-    objects: new ObjectStore(state.objects, views, clock, config.repositoryMaxBytes, loadedAt),
+    objects: new ObjectStore(state.objects, views, clock, config.repositoryMaxBytes, loadedAt, config),
   }),
   objects: (store) => userViews(() => store.auth.exportUsers()),
   state: {

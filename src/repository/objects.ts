@@ -1,5 +1,6 @@
 import type { Clock } from '../core/clock.js';
 import { conflicting, invalid, missing, unavailable } from '../core/errors.js';
+import { storageLedgerOf, type StorageAccount, type StorageSettings } from '../core/storage.js';
 import { hash32 } from '../core/random.js';
 import type { SectionSnapshot } from '../core/snapshot.js';
 import type { ObjectView, ObjectViews } from '../core/objects.js';
@@ -65,6 +66,11 @@ const READ_ONLY: Permissions = { read: true, write: false, use: true, fullContro
 
 const sizeOf = (object: StoredObject) => JSON.stringify(object).length;
 const nameKey = ({ type, tenant, name }: { type: string; tenant: string; name: string }) => `${type}\u0000${tenant}\u0000${name}`;
+/**
+ * What the process's bound (REPOSITORY_PROCESS_MAX_BYTES) charges an object besides its JSON:
+ * its lines in the state file, pretty-printed, and its entries in the store's maps.
+ */
+const OBJECT_BYTES = 256;
 const bytesOf = (entry: Entry) => (entry.bytes ??= sizeOf(entry.object));
 
 /** The attribute values as the service keeps them: text, whatever JSON type they came as. */
@@ -161,6 +167,8 @@ export class ObjectStore {
   private readonly names = new Map<string, number>();
   private nextId = 1;
   private bytes = 0;
+  /** What the Objects calls added since the store was built (the seed not counted), charged to the process. */
+  private readonly storage: StorageAccount;
   /** When the store was built: the created time of views that have nothing stored. */
   private readonly builtAt: number;
 
@@ -171,6 +179,8 @@ export class ObjectStore {
     private readonly maxBytes: number,
     /** When the state was loaded (BuildContext.loadedAt): the creation time of what it does not say. */
     loadedAt = clock.now(),
+    /** REPOSITORY_PROCESS_MAX_BYTES and the state file's bounds, through the process's ledger. */
+    limits?: Partial<StorageSettings>,
   ) {
     this.builtAt = loadedAt;
     // Seeded objects are shared with the seed, never changed in place (a change replaces the
@@ -190,6 +200,7 @@ export class ObjectStore {
     }
     if (known === undefined) seedBytes.set(seed, bytes);
     this.bytes = known ?? bytes;
+    this.storage = storageLedgerOf(limits).open(clock, 'repository');
   }
 
   /** The known object types. */
@@ -331,6 +342,7 @@ export class ObjectStore {
       entries.delete(id);
       this.names.delete(nameKey(entry.object));
       this.bytes -= bytesOf(entry);
+      this.storage.add(-bytesOf(entry) - OBJECT_BYTES);
     }
   }
 
@@ -369,6 +381,7 @@ export class ObjectStore {
     this.names.set(nameKey(object), object.id);
     const bytes = sizeOf(object);
     this.bytes += bytes - (old ? bytesOf(old) : 0);
+    this.storage.add(bytes - (old ? bytesOf(old) : -OBJECT_BYTES));
     entries.set(object.id, { object, bytes });
   }
 
@@ -417,6 +430,7 @@ export class ObjectStore {
     if (growth > 0 && this.bytes + growth > this.maxBytes) {
       throw unavailable(`the repository holds ${this.bytes} bytes of objects and REPOSITORY_MAX_BYTES is ${this.maxBytes}: delete objects first`);
     }
+    this.storage.check(growth > 0 ? growth + OBJECT_BYTES : growth);
   }
 
   private checkNameFree(type: string, name: string, tenant: string): void {

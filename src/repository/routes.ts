@@ -103,7 +103,7 @@ function checkSameObject(body: { type?: string; id?: unknown }, type: string, id
   }
 }
 
-const errors = { 400: ErrorBodySchema, 401: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchema, 503: ErrorBodySchema };
+const errors = { 400: ErrorBodySchema, 401: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchema, 503: ErrorBodySchema, 507: ErrorBodySchema };
 
 /** The Repository service calls real clients need: log in, log out, and read and change objects. */
 export const repositoryRoutes: FastifyPluginAsyncTypebox<RepositoryOptions> = async (app, { auth, objects }) => {

@@ -1,6 +1,7 @@
 import type { SANDBOX_MODES } from '../config.js';
 import type { ClockMode } from '../core/clock.js';
 import { type DomainError, invalid, missing, unavailable } from '../core/errors.js';
+import { storageLedgerOf } from '../core/storage.js';
 import type { SandboxSummary } from './sandbox-schemas.js';
 import type { State } from './state.js';
 import type { World } from './world.js';
@@ -17,6 +18,9 @@ export const SANDBOX_NAME_RULE = '1 to 64 characters of A-Z, a-z, 0-9, _ and -';
 export type SandboxMode = (typeof SANDBOX_MODES)[number];
 
 export type { SandboxSummary };
+
+/** A sandbox's world that is gone (removed, or replaced by another): what its requests added is given back to the process's bounds. */
+const releaseStorage = (world: World) => storageLedgerOf(world.config).release(world.clock);
 
 interface Sandbox {
   world: World;
@@ -143,6 +147,7 @@ export class Sandboxes {
     const world = this.options.create(name, state, clock);
     if (existing) {
       existing.world.journal.clear();
+      releaseStorage(existing.world);
       existing.world.events.close();
       this.sandboxes.set(name, { world, createdAt: existing.createdAt, lastUsedAt: now });
       return { summary: this.summaryOf(name)!, created: false };
@@ -154,7 +159,9 @@ export class Sandboxes {
   /** Restores a sandbox from a state file, keeping its times; replaces one of the same name. */
   restore(name: string, world: World, createdAt: number, lastUsedAt: number): void {
     Sandboxes.check(name, this.options.mode);
-    this.sandboxes.get(name)?.world.journal.clear();
+    const replaced = this.sandboxes.get(name)?.world;
+    replaced?.journal.clear();
+    if (replaced) releaseStorage(replaced);
     this.sandboxes.set(name, { world, createdAt, lastUsedAt });
   }
 
@@ -163,6 +170,7 @@ export class Sandboxes {
     const sandbox = this.sandboxes.get(name);
     if (!sandbox) return false;
     sandbox.world.journal.clear();
+    releaseStorage(sandbox.world);
     // Its event streams end with it.
     sandbox.world.events.close();
     this.sandboxes.delete(name);
@@ -190,6 +198,7 @@ export class Sandboxes {
   clear(): void {
     for (const s of this.sandboxes.values()) {
       s.world.journal.clear();
+      releaseStorage(s.world);
       s.world.events.close();
     }
     this.sandboxes.clear();

@@ -53,11 +53,12 @@ function allowedStatuses(path: string): ReadonlySet<number> {
   // Spelled the way the router reads it: without case, and with repeated slashes as one.
   const p = path.toLowerCase().replace(/\/{2,}/g, '/');
   if (p.startsWith('/concerto/services/rest/cloudservice')) return new Set([200, 202, 204, 400, 401, 404, 405, 413]);
-  // 409: a taken name, an object another interface owns; 503: past REPOSITORY_MAX_BYTES.
-  if (p.startsWith('/concerto/services/rest/repositoryservice')) return new Set([200, 204, 400, 401, 404, 405, 409, 413, 503]);
+  // 409: a taken name, an object another interface owns; 503: past REPOSITORY_MAX_BYTES; 507: past the process's bound.
+  if (p.startsWith('/concerto/services/rest/repositoryservice')) return new Set([200, 204, 400, 401, 404, 405, 409, 413, 503, 507]);
   if (p.startsWith('/concerto/mpulse/api/v2')) return new Set([200, 204, 400, 401, 404, 405, 413, 429]);
-  if (p.startsWith('/concerto/mpulse/api/annotations')) return new Set([200, 204, 400, 401, 404, 405, 413, 415, 429]);
-  if (p.startsWith('/concerto/mpulse/api/alerts')) return new Set([204, 400, 401, 404, 405, 409, 413, 429]);
+  // 507: past a byte or count bound of what requests add (docs/security.md, "Stored data bounds").
+  if (p.startsWith('/concerto/mpulse/api/annotations')) return new Set([200, 204, 400, 401, 404, 405, 413, 415, 429, 507]);
+  if (p.startsWith('/concerto/mpulse/api/alerts')) return new Set([204, 400, 401, 404, 405, 409, 413, 429, 507]);
   return new Set([200, 201, 204, 400, 401, 404, 405, 409, 413, 415]);
 }
 

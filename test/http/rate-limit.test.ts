@@ -40,8 +40,8 @@ function expectLimited(res: LightMyRequestResponse, max: number, windowText: str
   expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
 }
 
-describe('annotations: per token', () => {
-  it('answers 429 with the JSON body and headers once a token exceeds the limit', async () => {
+describe('annotations: per user', () => {
+  it('answers 429 with the JSON body and headers once a user exceeds the limit', async () => {
     ({ app } = await makeApp(seed(), { rateLimitMax: 3, rateLimitWindowMs: 30_000 }));
     const remaining: string[] = [];
     for (let i = 0; i < 3; i++) {
@@ -52,7 +52,7 @@ describe('annotations: per token', () => {
     }
     expect(remaining).toEqual(['2', '1', '0']);
     const limited = await app.inject({ url: ANNOTATIONS, headers: AUTH });
-    expectLimited(limited, 3, '30 seconds', 'token');
+    expectLimited(limited, 3, '30 seconds', 'user');
     expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(30);
   });
 
@@ -65,7 +65,7 @@ describe('annotations: per token', () => {
     expect((await app.inject({ method: 'PUT', url: `${ANNOTATIONS}/1`, headers: json, payload: { text: 'y' } })).statusCode).toBe(200);
     expect((await app.inject({ method: 'DELETE', url: `${ANNOTATIONS}/${created.json().id}`, headers: AUTH })).statusCode).toBe(204);
     const limited = await app.inject({ method: 'POST', url: ANNOTATIONS, headers: json, payload: { title: 't', start: T0, text: 'x' } });
-    expectLimited(limited, 4, '1 minute', 'token');
+    expectLimited(limited, 4, '1 minute', 'user');
     // The refused create made nothing.
     expect((await app.inject({ url: ANNOTATIONS, headers: OTHER })).json()).toHaveLength(1);
   });
@@ -77,7 +77,7 @@ describe('annotations: per token', () => {
     expect(refused.statusCode).toBe(415);
     expect(refused.headers['x-ratelimit-remaining']).toBe('1');
     expect((await app.inject({ method: 'PUT', url: `${ANNOTATIONS}/1`, headers: text, payload: 'x' })).headers['x-ratelimit-remaining']).toBe('0');
-    expectLimited(await app.inject({ method: 'POST', url: ANNOTATIONS, headers: text, payload: 'x' }), 2, '1 minute', 'token');
+    expectLimited(await app.inject({ method: 'POST', url: ANNOTATIONS, headers: text, payload: 'x' }), 2, '1 minute', 'user');
   });
 
   it('keeps a separate count for each token', async () => {
@@ -99,7 +99,7 @@ describe('annotations: per token', () => {
     expect(first.headers['x-ratelimit-limit']).toBe('100');
     expect(first.headers['x-ratelimit-reset']).toBe('60');
     for (let i = 1; i < 100; i++) await app.inject({ url: ANNOTATIONS, headers: AUTH });
-    expectLimited(await app.inject({ url: ANNOTATIONS, headers: AUTH }), 100, '1 minute', 'token');
+    expectLimited(await app.inject({ url: ANNOTATIONS, headers: AUTH }), 100, '1 minute', 'user');
   });
 });
 

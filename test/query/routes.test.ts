@@ -53,7 +53,7 @@ describe('the Query API: access', () => {
     expect((await store.query('K', 'summary', { 'date-comparator': 'LastHour' }, 'Acme')).n).not.toBeNull();
   });
 
-  it('rate-limits per token with 429 and Retry-After', async () => {
+  it('rate-limits per user with 429 and Retry-After', async () => {
     await app.close();
     ({ app, clock } = await makeDemoApp({ rateLimitMax: 2 }));
     expect((await get(`${SHOP}/summary?date-comparator=LastHour`)).status).toBe(200);

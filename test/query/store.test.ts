@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { replayable } from '../helpers/property.js';
 import { ManualClock } from '../../src/core/clock.js';
-import { QUERY_CACHE_BYTES, QueryStore } from '../../src/query/store.js';
+import { BlockCache, QUERY_CACHE_BYTES, QueryStore } from '../../src/query/store.js';
 import { BUCKETS, BUCKET_EDGES, RumGenerator, modelOf, percentileOf, statsOf } from '../../src/query/model.js';
 import type { QuerySections } from '../../src/query/schemas.js';
 import { makeApp, makeDemoApp } from '../helpers/app.js';
@@ -192,14 +192,29 @@ describe('the Query API in the world', () => {
   });
 
   it('bounds its cache in bytes', async () => {
-    expect(QUERY_CACHE_BYTES).toBe(8 * 1024 * 1024);
-    const store = storeOf();
+    expect(QUERY_CACHE_BYTES).toBe(16 * 1024 * 1024);
+    const cache = new BlockCache(8 * 1024 * 1024);
+    const store = new QueryStore({ rumModels: [], incidents: [] }, new ManualClock(T0), { domains: () => DOMAINS }, cache);
     // Enough distinct (timer, day) blocks to overflow the bound several times.
     for (const timer of ['PageLoad', 'DNS', 'TCP', 'SSL', 'FirstByte', 'DomLoad', 'DomReady', 'FirstLastByte']) {
       await store.query('KEY-A', 'geography', { 'date-comparator': 'Last7Days', timer });
     }
-    const cache = (store as unknown as { cache: { bytes: number } }).cache;
-    expect(cache.bytes).toBeLessThanOrEqual(QUERY_CACHE_BYTES);
-    expect(cache.bytes).toBeGreaterThan(QUERY_CACHE_BYTES / 2);
+    expect(cache.size).toBeLessThanOrEqual(8 * 1024 * 1024);
+    expect(cache.size).toBeGreaterThan(4 * 1024 * 1024);
+  });
+
+  it('shares one bounded cache between the stores of every world, each reading only its own blocks', async () => {
+    const cache = new BlockCache(4 * 1024 * 1024);
+    const stores = [0, 1, 2, 3].map(() => new QueryStore({ rumModels: [], incidents: [] }, new ManualClock(T0), { domains: () => DOMAINS }, cache));
+    const answers: unknown[] = [];
+    for (const store of stores) {
+      for (const timer of ['PageLoad', 'DNS', 'TCP']) answers.push(await store.query('KEY-A', 'geography', { 'date-comparator': 'Last7Days', timer }));
+      // Held by the one cache, not by one cache per store: four stores' blocks stay within its bound.
+      expect(cache.size).toBeLessThanOrEqual(4 * 1024 * 1024);
+    }
+    expect(cache.size).toBeGreaterThan(2 * 1024 * 1024);
+    // Each store answers the same as a store of its own would.
+    const alone = await storeOf().query('KEY-A', 'geography', { 'date-comparator': 'Last7Days', timer: 'TCP' });
+    expect(answers[11]).toEqual(alone);
   });
 });
