@@ -48,6 +48,8 @@ export type ReplaceResult = Static<typeof ReplaceResultSchema>;
 export type ClockStatus = ClockStatusBody;
 export type AdvanceResult = Static<typeof AdvanceResultSchema>;
 export type ResourceLifecycle = Static<typeof ResourceLifecycleSchema>;
+/** The start a grid, environment or RSDB is on, and how it ends (its lifecycle's `currentStart`). */
+export type CurrentStart = NonNullable<ResourceLifecycle['currentStart']>;
 export type NextStart = Static<typeof NextStartSchema>;
 export type JournalList = Static<typeof JournalListSchema>;
 /** A state to import: any subset of the sections of an export (left-out sections are empty). */
