@@ -39,6 +39,7 @@ import type { FixtureFileSchema, State } from '../state.js';
 import type { ErrorBody } from '../http/errors.js';
 import { PATHS } from '../http/paths.js';
 import type { SandboxListSchema, SandboxSummarySchema } from '../control/sandbox-routes.js';
+import type { SignInList } from '../control/user-routes.js';
 import type { CompositionListSchema, InstanceOverviewSchema, NextPlayBodySchema } from '../control/composition-routes.js';
 import type { EventKind, EventType, WorldEventData } from '../world/events.js';
 
@@ -48,6 +49,9 @@ export type ReplaceResult = Static<typeof ReplaceResultSchema>;
 export type ClockStatus = ClockStatusBody;
 export type AdvanceResult = Static<typeof AdvanceResultSchema>;
 export type ResourceLifecycle = Static<typeof ResourceLifecycleSchema>;
+/** The start a grid, environment or RSDB is on, and how it ends (its lifecycle's `currentStart`). */
+export type CurrentStart = NonNullable<ResourceLifecycle['currentStart']>;
+export type { SignInList };
 export type NextStart = Static<typeof NextStartSchema>;
 export type JournalList = Static<typeof JournalListSchema>;
 /** A state to import: any subset of the sections of an export (left-out sections are empty). */
@@ -280,6 +284,13 @@ export class EmulatorClient {
 
   unfreeze(): Promise<ClockStatus> {
     return this.setClock({ frozen: false });
+  }
+
+  // ---- users -------------------------------------------------------------------------
+
+  /** Whom a client can sign in as in this world: its users (with passwords) and its seed's tokens that never expire. */
+  users(): Promise<SignInList> {
+    return this.call('GET', '/users');
   }
 
   // ---- lifecycle scenarios ------------------------------------------------------------

@@ -14,6 +14,7 @@ import { compositionControlRoutes } from './composition-routes.js';
 import { incidentControlRoutes } from './incident-routes.js';
 import { collectOperations, controlIndexRoutes } from './index-routes.js';
 import { eventRoutes } from './event-routes.js';
+import { userRoutes } from './user-routes.js';
 
 export { CONTROL_PREFIX } from './hooks.js';
 
@@ -45,5 +46,6 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlOptions> = async (a
   await app.register(eventRoutes, { world });
   await app.register(compositionControlRoutes, { world });
   await app.register(incidentControlRoutes, { world });
+  await app.register(userRoutes, { world });
   await app.register(sandboxRoutes, { sandboxes, world });
 };

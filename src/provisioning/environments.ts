@@ -8,7 +8,7 @@ import {
   ENVIRONMENT_START_TABLES,
   ENVIRONMENT_TERMINATE_TABLES,
 } from './lifecycles.js';
-import { isOneOf, nextStartOf, ResourceStore, SEED_USER } from './resources.js';
+import { isOneOf, nextStartOf, ResourceStore, SEED_USER, startOutcomeOf } from './resources.js';
 import {
   ENVIRONMENT_START_OUTCOMES,
   FINAL_ENVIRONMENT_STATES,
@@ -31,7 +31,15 @@ const NO_TEARDOWN: ReadonlySet<EnvironmentState> = new Set(NO_TEARDOWN_STATES);
 export class EnvironmentStore extends ResourceStore<EnvironmentSeed, EnvironmentState, EnvironmentDurations> {
   constructor(environments: EnvironmentSeed[], clock: Clock, timeScale: number, loadedAt: number) {
     super(
-      { kind: 'environment', what: 'test environment', defaults: DEFAULT_ENVIRONMENT_DURATIONS, stepsOf: (e) => e.launch?.steps, settled: FINAL_ENVIRONMENT_STATES, nextStart: nextStartOf },
+      {
+        kind: 'environment',
+        what: 'test environment',
+        defaults: DEFAULT_ENVIRONMENT_DURATIONS,
+        stepsOf: (e) => e.launch?.steps,
+        settled: FINAL_ENVIRONMENT_STATES,
+        nextStart: nextStartOf,
+        startOutcome: (_, steps, durations) => startOutcomeOf(ENVIRONMENT_START_TABLES, steps, durations, timeScale),
+      },
       environments,
       clock,
       timeScale,

@@ -2,8 +2,8 @@ import type { Clock } from '../core/clock.js';
 import { invalid } from '../core/errors.js';
 import { planFrom, reschedule, visibleAt, type Step } from '../core/lifecycle.js';
 import { hostFor } from './hosts.js';
-import { DEFAULT_GRID_DURATIONS, SERVER_TABLES, planGridStart, planGridStop, type JournalLine } from './lifecycles.js';
-import { existing, isOneOf, nextStartOf, ResourceStore, SEED_USER, Schedules } from './resources.js';
+import { DEFAULT_GRID_DURATIONS, GRID_START_TABLES, SERVER_TABLES, planGridStart, planGridStop, type JournalLine } from './lifecycles.js';
+import { existing, isOneOf, nextStartOf, ResourceStore, SEED_USER, Schedules, startOutcomeOf } from './resources.js';
 import {
   FINAL_GRID_STATES,
   GRID_START_OUTCOMES,
@@ -92,7 +92,23 @@ export class GridStore extends ResourceStore<GridSeed, GridState, GridDurations>
     timeScale: number,
     loadedAt: number,
   ) {
-    super({ kind: 'grid', what: 'grid', defaults: DEFAULT_GRID_DURATIONS, stepsOf: (g) => g.deployment?.steps, settled: FINAL_GRID_STATES, nextStart: nextStartOf }, state.grids, clock, timeScale, loadedAt);
+    super(
+      {
+        kind: 'grid',
+        what: 'grid',
+        defaults: DEFAULT_GRID_DURATIONS,
+        stepsOf: (g) => g.deployment?.steps,
+        settled: FINAL_GRID_STATES,
+        nextStart: nextStartOf,
+        // A grid without monitors skips the rows only grids with monitors take.
+        startOutcome: (g, steps, durations) =>
+          startOutcomeOf(GRID_START_TABLES, steps, durations, timeScale, (row) => row.monitorsOnly === true && !g.monitors),
+      },
+      state.grids,
+      clock,
+      timeScale,
+      loadedAt,
+    );
     // Kept in id order, so the list needs no sort: a new server's id is always above every
     // existing one (nextServerId), so it lands at the end of the map.
     for (const server of [...state.cloudServers].sort((a, b) => a.id - b.id)) this.servers.set(server.id, server);

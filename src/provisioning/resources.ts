@@ -4,7 +4,7 @@
  */
 import type { Clock } from '../core/clock.js';
 import { missing } from '../core/errors.js';
-import { positionAt, stepsBetween, type Step } from '../core/lifecycle.js';
+import { positionAt, stepsBetween, type Step, type TableStep } from '../core/lifecycle.js';
 
 import type { ResourceKind, ResourceLifecycle } from './schemas.js';
 
@@ -12,6 +12,9 @@ export type { ResourceKind, ResourceLifecycle };
 
 /** How a resource's next start will end (the lifecycle's `nextStart`). */
 export type NextStart = NonNullable<ResourceLifecycle['nextStart']>;
+
+/** The start a resource is on (the lifecycle's `currentStart`). */
+export type CurrentStart = NonNullable<ResourceLifecycle['currentStart']>;
 
 /** Who "started" a resource that a fixture starts at load time (`startedAgoMs`). */
 export const SEED_USER = 'system';
@@ -26,6 +29,40 @@ export function existing<T>(records: ReadonlyMap<number, T>, id: number, what: s
 /** The next start of a grid or environment: the outcome chosen for it alone, else the one every start follows. */
 export function nextStartOf(record: { startOutcome: string; nextStartOutcome?: string }): NextStart {
   return record.nextStartOutcome !== undefined ? { outcome: record.nextStartOutcome, once: true } : { outcome: record.startOutcome, once: false };
+}
+
+/**
+ * The outcome whose start table `steps` follow exactly: every state of the table (but the rows
+ * `skips` leaves out) in order, each at the time a start at the first step's time plans it
+ * (planFrom with these durations and scale), and nothing more. Undefined when no start planned
+ * this schedule as it is: a terminate, a cancel or an external termination changed it, or an
+ * imported state holds a schedule of its own. Allocates nothing (it runs for every resource
+ * of a lifecycle listing).
+ */
+export function startOutcomeOf<O extends string, D extends string, Row extends TableStep<string, D>>(
+  tables: Readonly<Record<O, readonly Row[]>>,
+  steps: readonly Step<string>[],
+  durations: Readonly<Record<D, number>>,
+  scale: number,
+  skips?: (row: Row) => boolean,
+): O | undefined {
+  if (steps.length === 0) return undefined;
+  for (const outcome in tables) {
+    let at = steps[0].at;
+    let i = 0;
+    let follows = true;
+    for (const row of tables[outcome]) {
+      if (skips?.(row)) continue;
+      if (i >= steps.length || steps[i].state !== row.state || steps[i].at !== at) {
+        follows = false;
+        break;
+      }
+      i++;
+      if (row.holds !== undefined) at += Math.round((durations[row.holds] ?? 0) * scale);
+    }
+    if (follows && i === steps.length) return outcome;
+  }
+  return undefined;
 }
 
 export function isOneOf<T extends string>(values: readonly T[], value: string): value is T {
@@ -67,6 +104,8 @@ export class Schedules<R extends { id: number; name: string }, S extends string>
     private readonly loadedAt: number,
     /** How the resource's next start will end, for the kinds that can be started. */
     private readonly nextStartOf?: (record: R) => NextStart,
+    /** The start the resource is on (its schedule is that start's plan), for the kinds that can be started. */
+    private readonly currentStartOf?: (record: R, steps: readonly Step<S>[]) => CurrentStart | undefined,
   ) {}
 
   list(now: number): ResourceLifecycle[] {
@@ -108,7 +147,19 @@ export class Schedules<R extends { id: number; name: string }, S extends string>
     const nextStart = this.nextStartOf ? { nextStart: this.nextStartOf(record) } : {};
     if (!steps) return { kind, id, name, state: 'LOADED', isFinal: true, since: loadedAt, ...nextStart };
     const { state, since, next } = positionAt(steps, now);
-    return { kind, id, name, state, isFinal: this.settled.has(state), since, ...(next ? { next } : {}), settlesAt: steps[steps.length - 1].at, ...nextStart };
+    const currentStart = this.currentStartOf?.(record, steps);
+    return {
+      kind,
+      id,
+      name,
+      state,
+      isFinal: this.settled.has(state),
+      since,
+      ...(next ? { next } : {}),
+      settlesAt: steps[steps.length - 1].at,
+      ...nextStart,
+      ...(currentStart ? { currentStart } : {}),
+    };
   }
 }
 
@@ -133,6 +184,8 @@ export abstract class ResourceStore<R extends { id: number; name: string; starte
       settled: ReadonlySet<S>;
       /** How the record's next start will end. */
       nextStart: (record: R) => NextStart;
+      /** The outcome of the start whose plan the schedule `steps` is, if it is one (startOutcomeOf). */
+      startOutcome: (record: R, steps: readonly Step<S>[], durations: D) => string | undefined;
     },
     records: readonly R[],
     protected readonly clock: Clock,
@@ -140,7 +193,10 @@ export abstract class ResourceStore<R extends { id: number; name: string; starte
     loadedAt: number,
   ) {
     for (const record of records) this.byId.set(record.id, record);
-    this.schedules = new Schedules(spec.kind, records, this.byId, spec.stepsOf, spec.settled, loadedAt, spec.nextStart);
+    this.schedules = new Schedules(spec.kind, records, this.byId, spec.stepsOf, spec.settled, loadedAt, spec.nextStart, (record, steps) => {
+      const outcome = spec.startOutcome(record, steps, this.durations(record));
+      return outcome === undefined ? undefined : { outcome, startedAt: steps[0].at };
+    });
   }
 
   /** Starts the resource: plans its schedule from `at`. */

@@ -3,17 +3,35 @@ import { invalid } from '../core/errors.js';
 import { planFrom, reschedule } from '../core/lifecycle.js';
 import { hostFor } from './hosts.js';
 import { DEFAULT_RSDB_DURATIONS, RSDB_TABLES, type RsdbDurations } from './lifecycles.js';
-import { isOneOf, ResourceStore, SEED_USER } from './resources.js';
+import { isOneOf, ResourceStore, SEED_USER, startOutcomeOf } from './resources.js';
 import { RSDB_START_OUTCOMES, type Rsdb, type RsdbSeed, type RsdbState } from './schemas.js';
 import { rsdbState, rsdbView } from './views.js';
 
 /** RSDBs have no "final" column in the spec: these are their resting states. */
 const RSDB_SETTLED = new Set<RsdbState>(['LOADED', 'ALLOCATED_DATABASE', 'TERMINATED']);
 
+/** The start table of an RSDB's only outcome, by that outcome. */
+const RSDB_START = { [RSDB_START_OUTCOMES[0]]: RSDB_TABLES.start };
+
 /** Results databases: each one stands alone, with a single way its start can end. */
 export class RsdbStore extends ResourceStore<RsdbSeed, RsdbState, RsdbDurations> {
   constructor(rsdbs: RsdbSeed[], clock: Clock, timeScale: number, loadedAt: number) {
-    super({ kind: 'rsdb', what: 'RSDB', defaults: DEFAULT_RSDB_DURATIONS, stepsOf: (r) => r.launch?.steps, settled: RSDB_SETTLED, nextStart: () => ({ outcome: RSDB_START_OUTCOMES[0], once: false }) }, rsdbs, clock, timeScale, loadedAt);
+    super(
+      {
+        kind: 'rsdb',
+        what: 'RSDB',
+        defaults: DEFAULT_RSDB_DURATIONS,
+        stepsOf: (r) => r.launch?.steps,
+        settled: RSDB_SETTLED,
+        nextStart: () => ({ outcome: RSDB_START_OUTCOMES[0], once: false }),
+        // Its only outcome, and the one start table.
+        startOutcome: (_, steps, durations) => startOutcomeOf(RSDB_START, steps, durations, timeScale),
+      },
+      rsdbs,
+      clock,
+      timeScale,
+      loadedAt,
+    );
     this.startSeeded(rsdbs, loadedAt, () => SEED_USER);
   }
 

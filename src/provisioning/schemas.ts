@@ -35,6 +35,19 @@ export const ResourceLifecycleSchema = Type.Object(
         { additionalProperties: false, description: 'grids, environments and RSDBs: how their next start will end' },
       ),
     ),
+    currentStart: Type.Optional(
+      Type.Object(
+        {
+          outcome: Type.String({ description: 'how the start the resource is on ends: the start table (tables.<kind>.start) its schedule follows' }),
+          startedAt: Type.Integer({ description: 'when that start began' }),
+        },
+        {
+          additionalProperties: false,
+          description:
+            'grids, environments and RSDBs: the start whose schedule the resource follows, from that start on, its end state included, until a terminate, a cancel or an external termination changes the schedule; absent for a resource never started, and for a schedule no start planned',
+        },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

@@ -129,6 +129,7 @@ describe('GET /_emulator/lifecycles', () => {
       next: { state: 'ALLOCATED_DATABASE', at: T0 + ENV_DURATIONS.allocatingDatabase },
       settlesAt: expect.any(Number),
       nextStart: { outcome: 'RUNNING', once: false },
+      currentStart: { outcome: 'RUNNING', startedAt: T0 },
     });
     const loadedGrid = body.resources.find((r: { kind: string }) => r.kind === 'grid');
     expect(loadedGrid).toMatchObject({ id: 101, state: 'LOADED', isFinal: true });

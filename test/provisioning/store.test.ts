@@ -296,6 +296,7 @@ describe('lifecycles and nextTransitionAt', () => {
       next: { state: 'ALLOCATED', at: T0 + 1000 + D.allocating },
       settlesAt: T0 + 1000 + CHECKED_AT,
       nextStart: { outcome: 'CHECKED', once: false },
+      currentStart: { outcome: 'CHECKED', startedAt: T0 + 1000 },
     });
     const servers = store().lifecycles().resources.filter((r) => r.kind === 'cloudServer');
     expect(servers.map((s) => [s.id, s.state, s.isFinal])).toEqual([[58201, 'PENDING', false], [58202, 'PENDING', false], [58203, 'PENDING', false]]);

@@ -2,6 +2,7 @@
 // world's event stream says that someone changed them.
 import { api } from './api.js';
 import { $, button, h, s, toast } from './dom.js';
+import { axisLabels } from './axis.js';
 import { dateTime, hms, parseDateTime, shortDate } from './format.js';
 import { emulatedNow, model } from './model.js';
 import { PATHS } from './paths.js';
@@ -127,11 +128,18 @@ function drawAxis() {
   const axisY = top + Math.max(1, lanes.length) * laneHeight + 6;
   const height = axisY + 20;
   const step = tickStep(to - from);
-  const ticks = [];
+  const tickAt = [];
   for (let t = Math.ceil(from / step) * step; t <= to; t += step) {
     const label = step >= 86400e3 ? shortDate(t) : step >= 3600e3 && new Date(t).getUTCHours() === 0 ? shortDate(t) : hms(t).slice(0, 5);
-    ticks.push(s('g', { class: 'tick' }, s('line', { x1: x(t), x2: x(t), y1: 0, y2: axisY }), s('text', { x: x(t) + 3, y: axisY + 14 }, label)));
+    tickAt.push({ x: x(t), label });
   }
+  const nowShown = now >= from && now <= to;
+  // The now label takes its place first; a tick label it would touch is left out (axis.js).
+  const labels = axisLabels(tickAt, nowShown ? x(now) : undefined, width);
+  const ticks = tickAt.map(({ x: tx }, i) => {
+    const { x: lx, label, shown } = labels.ticks[i];
+    return s('g', { class: 'tick' }, s('line', { x1: tx, x2: tx, y1: 0, y2: axisY }), shown ? s('text', { x: lx, y: axisY + 14 }, label) : null);
+  });
   const shapes = placed.map(({ a, x1, x2, lane, textX, anchor }) => {
     const y = top + lane * laneHeight;
     const cls = `ann ${a.end === undefined ? 'point' : 'range'}${a.type === 'USER_ENTERED' ? '' : ' other'}${a.id === selectedAnnotation ? ' selected' : ''}`;
@@ -148,8 +156,8 @@ function drawAxis() {
       s('text', { x: textX, y: y + 13, 'text-anchor': anchor }, a.title),
     );
   });
-  const nowLine = now >= from && now <= to
-    ? s('g', { class: 'now' }, s('line', { x1: x(now), x2: x(now), y1: 0, y2: axisY }), s('text', { x: Math.min(x(now) + 3, width - 30), y: axisY + 14 }, 'now'))
+  const nowLine = labels.now
+    ? s('g', { class: 'now' }, s('line', { x1: x(now), x2: x(now), y1: 0, y2: axisY }), s('text', { x: labels.now.x, y: axisY + 14, 'text-anchor': labels.now.anchor }, 'now'))
     : null;
   container.replaceChildren(
     s('svg', { width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': `${list.length} annotations between ${dateTime(from)} and ${dateTime(to)} UTC` }, ...ticks, nowLine, ...shapes),

@@ -1,6 +1,6 @@
 // Talking to the emulator: one request helper that carries the right credentials, and the
 // dialogs that ask for them.
-import { $ } from './dom.js';
+import { $, h } from './dom.js';
 import { noteNow } from './model.js';
 import { PATHS, SANDBOX, defaultUrlOf, isControl, needsSession, urlOf } from './paths.js';
 
@@ -113,11 +113,42 @@ export function forgetSession() {
   auth.token = null;
 }
 
+/**
+ * Whom this world's seed lets sign in (GET /_emulator/users): asked once, before the first
+ * log-in, so that a seed without the demo user is not tried with it (a 401 on every load);
+ * null when the emulator does not say (an older one).
+ */
+let offered;
+async function offeredUsers() {
+  if (offered === undefined) {
+    try {
+      offered = await api('GET', `${PATHS.control}/users`);
+    } catch (err) {
+      if (!(err instanceof ApiFailure) || err.status === 0) throw err;
+      offered = null;
+    }
+  }
+  return offered;
+}
+
+/** The demo user when the world has it, else its first user; undefined when it has none. */
+function firstChoice(list) {
+  const user = list.users.find((u) => u.userName === DEMO_USER.userName) ?? list.users[0];
+  return user && { userName: user.userName, password: user.password };
+}
+
 let signingIn = null;
-/** Gets a session token: with the remembered credentials (the demo user), else by asking. */
+/**
+ * Gets a session token: with the remembered credentials (at first, the demo user or else the
+ * first user of the world, as GET /_emulator/users lists them), else by asking.
+ */
 export function signIn() {
   signingIn ??= (async () => {
     try {
+      if (auth.credentials === DEMO_USER) {
+        const list = await offeredUsers();
+        if (list) auth.credentials = firstChoice(list) ?? null;
+      }
       if (auth.credentials) {
         try {
           const { token } = await api('PUT', `${PATHS.repository}/Tokens`, { body: auth.credentials });
@@ -125,6 +156,9 @@ export function signIn() {
         } catch (err) {
           if (!(err instanceof ApiFailure) || err.status !== 401) throw err;
           auth.credentials = null;
+          // The world changed under the page (an import): whom it offers now.
+          offered = undefined;
+          await offeredUsers().catch(() => undefined);
         }
       }
       await askCredentials('');
@@ -173,10 +207,27 @@ export function dialogUntil(dialog, form, errorEl, message, submit, { cancellabl
   });
 }
 
+/** The world's users and never-expiring tokens as buttons that fill the sign-in form and submit it. */
+function offerChoices(form) {
+  const box = $('#login-offered');
+  const list = offered;
+  const choose = (fields) => () => {
+    for (const name of ['userName', 'password', 'token']) form.elements[name].value = fields[name] ?? '';
+    form.requestSubmit();
+  };
+  const buttons = [
+    ...(list?.users ?? []).map((u) => h('button', { type: 'button', class: 'small', dataset: { user: u.userName }, onclick: choose({ userName: u.userName, password: u.password }) }, u.userName)),
+    ...(list?.tokens ?? []).map((t) => h('button', { type: 'button', class: 'small', dataset: { token: t.token }, title: `a session of ${t.userName}`, onclick: choose({ token: t.token }) }, `token ${t.token}`)),
+  ];
+  box.hidden = buttons.length === 0;
+  box.querySelector('.buttons').replaceChildren(...buttons);
+}
+
 /** Asks for a user name and password, or a session token; resolves true once signed in. */
 export function askCredentials(message, options) {
   const dialog = $('#login');
   const form = $('#login-form');
+  offerChoices(form);
   return dialogUntil(dialog, form, $('#login-error'), message, async (data) => {
     const token = String(data.get('token') ?? '').trim();
     const userName = String(data.get('userName') ?? '').trim();

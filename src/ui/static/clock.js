@@ -49,6 +49,7 @@ const setText = (el, text) => {
 /** Runs between reads: the clock face and every "next in …" countdown. */
 function drawClock() {
   if (!model.clock) return;
+  for (const el of document.querySelectorAll('.clock .pending')) el.classList.remove('pending');
   const now = emulatedNow();
   setText($('#clock-time'), hms(now));
   $('#clock-time').dateTime = new Date(Math.floor(now)).toISOString();

@@ -6,7 +6,7 @@ import { countdown, duration } from './format.js';
 import { KINDS, emulatedNow, model, onForget, positionKey } from './model.js';
 import { PATHS, STATES } from './paths.js';
 import { act } from './live.js';
-import { family, pathOf } from './states.js';
+import { family, moveTo, pathOf } from './states.js';
 
 const RETRY_MS = 10_000;
 /** "kind:id" -> performance.now() before which a failed read is not tried again. */
@@ -24,12 +24,9 @@ export function acceptTransition(kind, event) {
   if (kind !== 'cloudServer' && !KINDS.includes(kind)) return false;
   const id = event.resourceId;
   const position = model.lifecycles?.resources.find((r) => r.kind === kind && String(r.id) === String(id));
-  if (position && typeof event.state === 'string' && position.state !== event.state) {
-    position.state = event.state;
-    if (typeof event.at === 'number') position.since = event.at;
-    // When the next step is due is known again once the lifecycles are read.
-    delete position.next;
-  }
+  // When the next step is due is known again once the lifecycles are read; a start seen to
+  // begin is on the outcome it was set to end in.
+  if (position && typeof event.state === 'string') moveTo(model.lifecycles.tables?.[kind], position, event.state, typeof event.at === 'number' ? event.at : undefined);
   if (position && KINDS.includes(kind) && event.view && typeof event.view === 'object') {
     model.views[kind].set(position.id, event.view);
     fresh.set(positionKey(kind, position.id), event.state);

@@ -7,7 +7,11 @@ export interface Row {
 }
 export interface Position {
   state: string;
+  isFinal?: boolean;
+  since?: number;
   next?: { state: string; at: number };
+  nextStart?: { outcome: string; once: boolean };
+  currentStart?: { outcome: string; startedAt: number };
 }
 export interface Path {
   rows: Row[];
@@ -20,3 +24,5 @@ export interface Families {
 export function family(state: string, isFinal: boolean | undefined, families: Families): Family;
 export function tablesOf(kindTables: unknown): Row[][];
 export function pathOf(kindTables: unknown, position: Position, previous?: Path, startOutcome?: string): Path;
+export function startTable(kindTables: unknown, outcome: string | undefined): Row[] | undefined;
+export function moveTo<P extends Position>(kindTables: unknown, position: P, state: string, at: number | undefined): P;

@@ -293,25 +293,55 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard sign-in', () => {
   });
   afterAll(async () => browser?.close());
 
-  it('asks for credentials when the seed has no demo user, and says why a log-in failed', async () => {
+  it("signs in as the seed's first user when it has no demo user, without a refused log-in", { timeout: 40_000 }, async () => {
     served = await serve(authSeed());
     const page = await browser.newPage();
+    const refused: string[] = [];
+    page.on('response', (r) => r.status() === 401 && refused.push(`${r.request().method()} ${r.url()}`));
     await page.goto(served.url);
+    await waitForText(page.locator('#who'), TEST_USER.userName);
+    await waitForText(page.locator('#grids'), 'no grid in the repository');
+    expect(await page.locator('#login').isVisible()).toBe(false);
+    expect(refused).toEqual([]);
+    await page.close();
+  });
+
+  it("offers the world's users and tokens in the sign-in dialog, and says why a log-in failed", { timeout: 40_000 }, async () => {
+    const other = { userName: 'other@example.com', password: 'pw2', tenant: 'Default' };
+    served = await serve({ ...authSeed(), users: [{ ...TEST_USER }, other], tokens: [{ token: 'forever', userName: other.userName, neverExpires: true }] });
+    const page = await browser.newPage();
+    await page.goto(served.url);
+    await waitForText(page.locator('#who'), TEST_USER.userName);
+    await page.locator('#who').click();
     const dialog = page.locator('#login');
     await dialog.waitFor({ state: 'visible' });
+    expect(await dialog.locator('#login-offered button').allTextContents()).toEqual([TEST_USER.userName, other.userName, 'token forever']);
     await dialog.locator('input[name=userName]').fill(TEST_USER.userName);
     await dialog.locator('input[name=password]').fill('wrong');
     await dialog.locator('button[type=submit]').click();
     await waitForText(page.locator('#login-error'), 'bad credentials');
-    await dialog.locator('input[name=password]').fill(TEST_USER.password);
-    await dialog.locator('button[type=submit]').click();
+    await dialog.locator(`#login-offered button[data-user="${other.userName}"]`).click();
     await dialog.waitFor({ state: 'hidden' });
-    await waitForText(page.locator('#who'), TEST_USER.userName);
-    await waitForText(page.locator('#grids'), 'no grid in the repository');
+    await waitForText(page.locator('#who'), other.userName);
+    await page.locator('#who').click();
+    await dialog.waitFor({ state: 'visible' });
+    await dialog.locator('#login-offered button[data-token="forever"]').click();
+    await dialog.waitFor({ state: 'hidden' });
+    await waitForText(page.locator('#who'), 'signed in with a session token');
     await page.close();
   });
 
-  it('asks for the admin token once when ADMIN_TOKEN is set, and keeps it for the tab', async () => {
+  it('asks for credentials when the world has no user at all', { timeout: 40_000 }, async () => {
+    served = await serve({});
+    const page = await browser.newPage();
+    await page.goto(served.url);
+    const dialog = page.locator('#login');
+    await dialog.waitFor({ state: 'visible' });
+    expect(await dialog.locator('#login-offered').isVisible()).toBe(false);
+    await page.close();
+  });
+
+  it('asks for the admin token once when ADMIN_TOKEN is set, and keeps it for the tab', { timeout: 40_000 }, async () => {
     served = await serveDemo({ adminToken: 'let-me-in' });
     const page = await browser.newPage();
     await page.goto(served.url);
