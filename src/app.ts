@@ -189,7 +189,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
     const seedWatch = new SeedWatch<State>({
       dir: fixturesFrom,
       // Checked at the time the seed would load, as at start.
-      inspect: () => inspectFixtures(fixturesFrom, { now: clock.now() }),
+      inspect: (signal) => inspectFixtures(fixturesFrom, { now: clock.now(), signal }),
       // The default world is reset to the new seed, which its event stream reports as `world.reloaded`.
       apply: (seed) => {
         world.reseed(seed);
@@ -199,6 +199,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
       refused: () => world.events.record({ type: 'seed.refused' }),
       log: app.log,
       pollMs: config.watchPollMs,
+      timeoutMs: config.watchReloadTimeoutMs,
     });
     app.decorate('seedWatch', seedWatch);
     // Watchers and timers end with the app, so that a process (or a test run) can exit.

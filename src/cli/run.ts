@@ -1,6 +1,6 @@
 import { loadConfig } from '../config.js';
 import { inspectFixtures, SECTION_NAMES, type State } from '../state.js';
-import { MAX_CHECKED_PROBLEMS } from '../core/fixtures.js';
+import { MAX_CHECKED_PROBLEMS, ignoredText } from '../core/fixtures.js';
 import { wallClock } from '../core/clock.js';
 import { version } from '../config.js';
 import { helpText, parseArgs, UsageError } from './args.js';
@@ -51,7 +51,7 @@ export async function runCli(
           if (!message) throw err;
           return fail(`invalid fixtures:\n${message}`, 1);
         }
-        for (const warning of report.warnings) output.err(`cloud-emulator: warning: ${warning}\n`);
+        for (const warning of [...report.warnings, ...report.ignored.map(ignoredText)]) output.err(`cloud-emulator: warning: ${warning}\n`);
         const { problems } = report;
         if (problems.count) {
           const count = problems.unlisted === true ? `more than ${problems.listed.length}` : String(problems.count);

@@ -1,4 +1,7 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants as fsConstants, openSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Writable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -157,7 +160,17 @@ describe('polling (WATCH_POLL_MS), for folders that raise no file events', () =>
     await writeFile(join(dir, 'users.json'), usersFile('a'));
     let seed: State | undefined;
     const log = { info: () => undefined, warn: () => undefined };
-    const watcher = new SeedWatch<State>({ dir, inspect: () => inspectFixtures(dir), apply: (s) => (seed = s), log, pollMs: 50, events: false });
+    const watcher = new SeedWatch<State>({
+      dir,
+      inspect: () => inspectFixtures(dir),
+      apply: (s) => {
+        seed = s;
+      },
+      log,
+      pollMs: 50,
+      events: false,
+      timeoutMs: 60_000,
+    });
     watcher.start();
     try {
       // Let the first fingerprint be taken, then change the file (its size changes).
@@ -193,4 +206,160 @@ describe('WATCH with a state file', () => {
       await rm(stateDir, { recursive: true, force: true });
     }
   });
+});
+
+/** An app watching `dir` whose log lines (warn and above, and info) are kept. */
+async function loggedWatchedApp(config: Record<string, unknown> = {}) {
+  const lines: Array<{ level: number; msg: string; [key: string]: unknown }> = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  const built = await buildApp({
+    config: { fixturesDir: dir, watch: true, ...config },
+    clock: new ManualClock(Date.UTC(2026, 0, 1)),
+    fixtures: await loadFixtures(dir),
+    fixturesFrom: dir,
+    logger: { level: 'info', stream },
+  });
+  watchResponses(built);
+  return { app: built, lines };
+}
+
+/** Makes a FIFO; `unblock` lets a read stuck opening it (without O_NONBLOCK) end, so that no thread is left waiting. */
+function makeFifo(path: string): { unblock: () => void } {
+  execFileSync('mkfifo', [path]);
+  return {
+    unblock: () => {
+      try {
+        // Succeeds only while a reader has it open: that reader then reads an end of file.
+        closeSync(openSync(path, fsConstants.O_WRONLY | fsConstants.O_NONBLOCK));
+      } catch {
+        // Nobody is reading it.
+      }
+    },
+  };
+}
+
+describe('entries that are not regular files', () => {
+  it('a FIFO named *.json is not read: the watch goes on reloading, and the log says so once', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'watch-fifo-'));
+    await writeFile(join(dir, 'users.json'), usersFile('a'));
+    const logged = await loggedWatchedApp();
+    app = logged.app;
+    const fifo = makeFifo(join(dir, 'pipe.json'));
+    try {
+      await writeFile(join(dir, 'users.json'), usersFile('a', 'b'));
+      await within(10_000, () => userNames(app!).includes('b@example.com'));
+      // And again: the first reload ended, so the next one runs.
+      await writeFile(join(dir, 'users.json'), usersFile('c'));
+      await within(10_000, () => userNames(app!).includes('c@example.com'));
+      expect((await health(app)).seed).toMatchObject({ status: 'ok', problems: [], watching: true });
+      const told = logged.lines.filter((l) => l.msg === `${join(dir, 'pipe.json')}: not a regular file (a FIFO): ignored`);
+      expect(told).toHaveLength(1);
+      expect(told[0].level).toBe(40);
+    } finally {
+      fifo.unblock();
+    }
+  });
+
+  it('check and the loader skip a FIFO or a folder named *.json, with a warning each', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'watch-fifo-'));
+    await writeFile(join(dir, 'users.json'), usersFile('a'));
+    await mkdir(join(dir, 'folder.json'));
+    const fifo = makeFifo(join(dir, 'pipe.json'));
+    try {
+      const report = await inspectFixtures(dir);
+      expect(report.problems.count).toBe(0);
+      expect(report.state!.users.map((u) => u.userName)).toEqual(['a@example.com']);
+      expect(report.ignored).toEqual([
+        { file: join(dir, 'folder.json'), kind: 'a folder' },
+        { file: join(dir, 'pipe.json'), kind: 'a FIFO' },
+      ]);
+    } finally {
+      fifo.unblock();
+    }
+  });
+});
+
+describe('the deadline of a reload (WATCH_RELOAD_TIMEOUT_MS)', () => {
+  const log = { info: () => undefined, warn: () => undefined };
+  const report = async (...names: string[]) => {
+    await writeFile(join(dir, 'users.json'), usersFile(...names));
+    return inspectFixtures(dir);
+  };
+
+  it('gives up a read that takes too long, shows it, and the next change is read', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'watch-deadline-'));
+    // Read ahead: under load a real read could pass this test's short deadline too.
+    const after = await report('after');
+    let calls = 0;
+    let applied: State | undefined;
+    let aborted = false;
+    const watcher = new SeedWatch<State>({
+      dir,
+      inspect: (signal) => {
+        calls++;
+        if (calls > 1) return Promise.resolve(after);
+        // The first read never ends by itself; aborted, it does.
+        return new Promise((_resolve, reject) =>
+          signal.addEventListener('abort', () => {
+            aborted = true;
+            reject(new Error('aborted'));
+          }),
+        );
+      },
+      apply: (s) => {
+        applied = s;
+      },
+      log,
+      timeoutMs: 100,
+    });
+    try {
+      await watcher.reload();
+      expect(aborted).toBe(true);
+      expect(watcher.status()).toMatchObject({ status: 'error', problems: [{ path: '$', message: expect.stringContaining('took longer than 100 ms') }] });
+      expect(watcher.status().stopped).toBeUndefined();
+      // Asked at once, it is read as soon as the given-up read has ended (after the debounce).
+      await watcher.reload();
+      await within(10_000, () => applied !== undefined);
+      expect(applied!.users.map((u) => u.userName)).toEqual(['after@example.com']);
+      expect(watcher.status()).toMatchObject({ status: 'ok', problems: [] });
+    } finally {
+      await watcher.close();
+    }
+  });
+
+  it('a read that does not end even when given up stops the watch, which health reports (503, degraded) until it ends', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'watch-deadline-'));
+    await writeFile(join(dir, 'users.json'), usersFile('a'));
+    // Long enough for a real read of one small file on a busy machine, which must not be given up.
+    app = await watchedApp({ watchReloadTimeoutMs: 2000 });
+    let release!: () => void;
+    const stuck = new Promise<void>((resolve) => (release = resolve));
+    // The folder's read, as a file system that does not answer makes it: deaf to the abort.
+    const options = (app.seedWatch as unknown as { options: { inspect: (signal: AbortSignal) => Promise<unknown> } }).options;
+    const real = options.inspect;
+    let calls = 0;
+    options.inspect = async (signal) => {
+      if (++calls === 1) await stuck;
+      return real(signal);
+    };
+    await writeFile(join(dir, 'users.json'), usersFile('b'));
+    await within(15_000, async () => (await health(app!)).status === 'degraded');
+    const answer = await app.inject({ method: 'GET', url: '/_emulator/health' });
+    expect(answer.statusCode).toBe(503);
+    expect(answer.json().seed.stopped).toMatch(/has not ended/);
+    // A change meanwhile waits for the stuck read; once it ends, the folder is read again.
+    await writeFile(join(dir, 'users.json'), usersFile('c'));
+    release();
+    await within(10_000, () => userNames(app!).includes('c@example.com'));
+    const after = await app.inject({ method: 'GET', url: '/_emulator/health' });
+    expect(after.statusCode).toBe(200);
+    expect(after.json()).toMatchObject({ status: 'ok', seed: { status: 'ok' } });
+    expect(after.json().seed.stopped).toBeUndefined();
+    expect(calls).toBeLessThanOrEqual(3);
+  }, 40_000);
 });
