@@ -10,7 +10,7 @@ import { World } from './world/world.js';
 import { Sandboxes } from './world/sandboxes.js';
 import { openStateFile } from './world/persistence.js';
 import { emptyState, inspectFixtures, parseState, type State } from './state.js';
-import { SeedWatch } from './world/seed-watch.js';
+import { SeedWatch, sameClock } from './world/seed-watch.js';
 import { installAuthGuard } from './repository/guard.js';
 import { AREAS, INTERFACES, type Interfaces, type World as ListedWorld } from './interfaces.js';
 import { installAreas } from './http/areas.js';
@@ -191,8 +191,12 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
       // Checked at the time the seed would load, as at start.
       inspect: (signal) => inspectFixtures(fixturesFrom, { now: clock.now(), signal }),
       // The default world is reset to the new seed, which its event stream reports as `world.reloaded`.
+      // The clock keeps its time, unless asked to move: SEED_CLOCK keep, and the fixtures' clock
+      // is not the one of the seed in use (a new export saved into the folder).
       apply: (seed) => {
-        world.reseed(seed);
+        const moves = config.seedClock === 'keep' && seed.clock !== undefined && !sameClock(seed.clock, world.seedState.clock);
+        world.reseed(seed, moves ? 'keep' : 'real');
+        if (moves) app.log.info({ clock: seed.clock }, "the fixtures' clock changed: the clock is set to it (--seed-clock keep)");
         sandboxStart = undefined;
       },
       // A broken edit: the default world's stream says so (the problems are in the health check).

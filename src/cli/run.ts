@@ -3,6 +3,7 @@ import { inspectFixtures, SECTION_NAMES, type State } from '../state.js';
 import { MAX_CHECKED_PROBLEMS, ignoredText } from '../core/fixtures.js';
 import { wallClock } from '../core/clock.js';
 import { version } from '../config.js';
+import { clockNote } from '../world/seed-watch.js';
 import { helpText, parseArgs, UsageError } from './args.js';
 import { serve, userFacingStartupError } from './serve.js';
 
@@ -58,6 +59,7 @@ export async function runCli(
           return fail(`invalid fixtures, ${count} problem${problems.count === 1 ? '' : 's'}:\n${problems.error(dir).message}`, 1);
         }
         const state = report.state as State;
+        if (state.clock && report.clockFile !== undefined) output.err(`cloud-emulator: note: ${clockNote(report.clockFile, state.clock, config.seedClock)}\n`);
         const counts = SECTION_NAMES.filter((name) => state[name].length).map((name) => `${state[name].length} ${name}`);
         output.out(`OK ${dir}: ${counts.join(', ') || 'empty'}\n`);
         return 0;

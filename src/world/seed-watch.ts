@@ -351,3 +351,28 @@ export class SeedWatch<S> {
     await this.pending.catch(() => undefined);
   }
 }
+
+/** A clock of the fixtures (an export's), as the notes below compare and name it. */
+interface FixtureClock {
+  now: number;
+  scale: number;
+  frozen: boolean;
+  loadedAt?: number;
+}
+
+/** Whether two fixture clocks are the same (both absent too). */
+export function sameClock(a: FixtureClock | undefined, b: FixtureClock | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.now === b.now && a.scale === b.scale && a.frozen === b.frozen && a.loadedAt === b.loadedAt;
+}
+
+/**
+ * What becomes of the clock a fixture file gives (an export's), as `check` and the start log
+ * say it: SEED_CLOCK real (the default) runs the world on real time, keep starts from it.
+ */
+export function clockNote(file: string, clock: FixtureClock, mode: 'real' | 'keep'): string {
+  const at = new Date(clock.now).toISOString();
+  return mode === 'keep'
+    ? `${file} gives a clock (${at}): the clock starts from it (--seed-clock keep); a reset goes back to it, a reload (--watch) only when the fixtures' clock changed`
+    : `${file} gives a clock (${at}); ignored: the world runs on real time, the fixtures' emulated times moved to keep their ages; use --seed-clock keep to start from it`;
+}

@@ -363,3 +363,52 @@ describe('the deadline of a reload (WATCH_RELOAD_TIMEOUT_MS)', () => {
     expect(calls).toBeLessThanOrEqual(3);
   }, 40_000);
 });
+
+describe("a fixture clock (an export's) and reloads", () => {
+  const T0 = Date.UTC(2026, 4, 1, 10);
+  const exportFile = (clockNow: number, ...names: string[]) =>
+    JSON.stringify({ users: names.map(user), clock: { now: clockNow, scale: 1, frozen: true, loadedAt: clockNow } }, null, 2);
+
+  async function exportApp(seedClock: 'keep' | 'real') {
+    const clock = new ManualClock(Date.UTC(2026, 10, 1));
+    const built = await buildApp({
+      config: { fixturesDir: dir, watch: true, seedClock },
+      clock,
+      fixtures: await loadFixtures(dir),
+      fixturesFrom: dir,
+    });
+    watchResponses(built);
+    return { built, clock };
+  }
+
+  it('with --seed-clock keep: a reload leaves the clock where it is, unless the clock in the fixtures changed', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'watch-clock-'));
+    await writeFile(join(dir, 'export.json'), exportFile(T0, 'a'));
+    const { built, clock } = await exportApp('keep');
+    app = built;
+    expect(clock.now()).toBe(T0);
+    clock.advance(3_600_000);
+
+    // An edit that leaves the clock as it was: the world is reloaded, the clock stays.
+    await writeFile(join(dir, 'export.json'), exportFile(T0, 'a', 'b'));
+    await within(10_000, () => userNames(app!).includes('b@example.com'));
+    expect(clock.now()).toBe(T0 + 3_600_000);
+
+    // A new export saved over it: its clock is the one asked for.
+    const T1 = T0 + 86_400_000;
+    await writeFile(join(dir, 'export.json'), exportFile(T1, 'c'));
+    await within(10_000, () => userNames(app!).includes('c@example.com'));
+    expect(clock.now()).toBe(T1);
+  });
+
+  it('by default (--seed-clock real): no reload moves the clock', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'watch-clock-'));
+    await writeFile(join(dir, 'export.json'), exportFile(T0, 'a'));
+    const { built, clock } = await exportApp('real');
+    app = built;
+    const start = clock.now();
+    await writeFile(join(dir, 'export.json'), exportFile(T0 + 86_400_000, 'b'));
+    await within(10_000, () => userNames(app!).includes('b@example.com'));
+    expect(clock.now()).toBe(start);
+  });
+});
