@@ -143,6 +143,14 @@ export class ProblemList {
   get unlisted(): number | boolean {
     return this.uncounted ? true : this.total - this.listed.length;
   }
+  /** A list as another thread found it: its listed problems, how many there were, whether all were counted. */
+  static of(listed: readonly Problem[], count: number, uncounted: boolean, max = MAX_LISTED_PROBLEMS): ProblemList {
+    const list = new ProblemList(max);
+    list.listed.push(...listed);
+    list.total = count;
+    list.uncounted = uncounted;
+    return list;
+  }
   /** `make` runs only for a problem that is listed. */
   add(make: () => Problem): void {
     if (this.total++ < this.max) this.listed.push(make());
