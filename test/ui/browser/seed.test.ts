@@ -36,7 +36,8 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard of a watched fixtures folder', ()
     browser = await launchBrowser();
     const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
     await page.goto(served.url);
-    await waitForText(page.locator('#live'), 'live');
+    // Generous: a busy machine is slow to open the page.
+    await waitForText(page.locator('#live'), 'live', 40_000);
     const banner = page.locator('#seed-problems');
     expect(await banner.isHidden()).toBe(true);
 
@@ -44,12 +45,12 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard of a watched fixtures folder', ()
     const good = readFileSync(file, 'utf8');
     // A trailing comma.
     writeFileSync(file, good.replace(/\}\s*\]\s*,\s*"tokens"/, '},],"tokens"'));
-    await waitForText(banner, 'users.json:');
+    await waitForText(banner, 'users.json:', 30_000);
     expect(await banner.textContent()).toContain('the last good seed is served');
 
     writeFileSync(file, good);
-    await waitUntil('the banner goes', async () => banner.isHidden());
-  });
+    await waitUntil('the banner goes', async () => banner.isHidden(), 30_000);
+  }, 120_000);
 
   it('says the world is empty when the folder had problems at start, until it is fixed', async () => {
     await served?.app.close();
