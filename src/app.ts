@@ -9,8 +9,8 @@ import { serializerOnFirstUse, validatorFactory } from './http/compile-on-first-
 import { World } from './world/world.js';
 import { Sandboxes } from './world/sandboxes.js';
 import { openStateFile, restoreSandbox, resumeClock } from './world/persistence.js';
-import { emptyState, inspectFixtures, parseState, type State } from './state.js';
-import { SeedWatch } from './world/seed-watch.js';
+import { emptyState, inspectFixturesOffThread, parseState, type State } from './state.js';
+import { SeedWatch, sameClock } from './world/seed-watch.js';
 import { installAuthGuard } from './repository/guard.js';
 import { AuthStore } from './repository/store.js';
 import { AREAS, INTERFACES, type Interfaces, type World as ListedWorld } from './interfaces.js';
@@ -206,16 +206,24 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
     const seedWatch = new SeedWatch<State>({
       dir: fixturesFrom,
       // Checked at the time the seed would load, as at start.
-      inspect: () => inspectFixtures(fixturesFrom, { now: clock.now() }),
+      // A large folder is read in the state worker, as a large import is.
+      inspect: (signal) => inspectFixturesOffThread(fixturesFrom, { now: clock.now(), signal }),
       // The default world is reset to the new seed, which its event stream reports as `world.reloaded`.
-      apply: (seed) => {
-        world.reseed(seed);
+      // The clock keeps its time, unless asked to move: SEED_CLOCK keep, and the fixtures' clock
+      // is not the one of the seed in use (a new export saved into the folder).
+      apply: async (seed) => {
+        // The long part of building the stores, in slices, as an import does; then the reset at once.
+        await world.prepare(seed);
+        const moves = config.seedClock === 'keep' && seed.clock !== undefined && !sameClock(seed.clock, world.seedState.clock);
+        world.reseed(seed, moves ? 'keep' : 'real');
+        if (moves) app.log.info({ clock: seed.clock }, "the fixtures' clock changed: the clock is set to it (--seed-clock keep)");
         sandboxStart = undefined;
       },
       // A broken edit: the default world's stream says so (the problems are in the health check).
       refused: () => world.events.record({ type: 'seed.refused' }),
       log: app.log,
       pollMs: config.watchPollMs,
+      timeoutMs: config.watchReloadTimeoutMs,
     });
     app.decorate('seedWatch', seedWatch);
     // Watchers and timers end with the app, so that a process (or a test run) can exit.

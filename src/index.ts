@@ -5,7 +5,9 @@ import { loadConfig, type Config, type ConfigKey } from './config.js';
 import { EmulatorClock, type ClockMode, type ControllableClock } from './core/clock.js';
 import type { World } from './interfaces.js';
 import { emptyState, inspectFixtures, parseState, type State } from './state.js';
-import { FixtureError, MAX_CHECKED_PROBLEMS } from './core/fixtures.js';
+import { FixtureError, MAX_CHECKED_PROBLEMS, ignoredText } from './core/fixtures.js';
+import type { FolderReport } from './world/state.js';
+import { clockNote } from './world/seed-watch.js';
 
 export { buildApp, type BuildAppOptions } from './app.js';
 export { ConfigError, ConfigSchema, SETTINGS, loadConfig, type Config, type ConfigKey, type SettingInfo } from './config.js';
@@ -97,19 +99,26 @@ export async function launch(
 ): Promise<RunningEmulator> {
   const clock = options.clock ?? new EmulatorClock();
   // The same loader as `check` and a reload: every problem of every file at once, checked at the time the seed loads.
-  let warnings: string[] = [];
   let seed = options.seed;
+  let report: FolderReport<State> | undefined;
+  let unreadable: FixtureError | undefined;
   if (!seed) {
-    const report = await inspectFixtures(config.fixturesDir, { now: clock.now() });
-    if (report.problems.count) {
+    try {
+      report = await inspectFixtures(config.fixturesDir, { now: clock.now() });
+    } catch (err) {
+      // With WATCH, a folder that cannot be read (yet) is a problem on show, as a broken one is.
+      if (!(config.watch && err instanceof FixtureError)) throw err;
+      unreadable = err;
+    }
+    if (report?.problems.count && !config.watch) {
       const { problems } = report;
       const listed = problems.error(config.fixturesDir);
       const count = problems.unlisted === true ? `more than ${problems.listed.length}` : String(problems.count);
       const header = `invalid fixtures, ${count} problem${problems.count === 1 ? '' : 's'} (\`cloud-emulator check\` lists up to ${MAX_CHECKED_PROBLEMS}):`;
       throw new FixtureError(`${header}\n${listed.message}`, listed.problems, listed.unlisted);
     }
-    seed = report.state as State;
-    warnings = report.warnings;
+    // With WATCH, a broken folder starts an empty world, until the folder is fixed.
+    seed = report && !report.problems.count ? (report.state as State) : emptyState();
   }
   const app = await buildApp({
     config,
@@ -118,7 +127,10 @@ export async function launch(
     ...(options.seed ? {} : { fixturesFrom: config.fixturesDir }),
     logger: options.logger ?? false,
   });
-  for (const warning of warnings) app.log.warn(warning);
+  if (report) for (const warning of [...report.warnings, ...report.ignored.map(ignoredText)]) app.log.warn(warning);
+  // A fixture clock (an export's) is used or not as SEED_CLOCK says: said, so that it is not ignored without a word.
+  if (report?.state?.clock && report.clockFile !== undefined) app.log.info(clockNote(report.clockFile, report.state.clock, config.seedClock));
+  if (report || unreadable) app.seedWatch?.begin(report, unreadable);
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {

@@ -4,6 +4,7 @@ import { INTERFACES } from './interfaces.js';
 import { stateFormat, type FolderReport, type LoadOptions, type WorldSections } from './world/state.js';
 import { FaultRuleInputSchema, type FaultRuleInput } from './world/fault-schemas.js';
 import { FaultStore } from './world/faults.js';
+import { inspectFolder } from './world/state-parser.js';
 import { NextStartBodySchema, START_OUTCOMES, STARTABLE_KINDS, type StartableKind } from './provisioning/schemas.js';
 
 /**
@@ -104,4 +105,7 @@ export const loadFixtures = async (dir: string, options?: LoadOptions): Promise<
 /** Every problem of a fixture folder, without throwing them: what start, `check` and a reload run. */
 export const inspectFixtures = async (dir: string, options?: LoadOptions): Promise<FolderReport<State>> =>
   (await STATE.inspect(dir, options)) as FolderReport<State>;
+/** inspectFixtures, in the state worker when the folder's files are large (a reload of WATCH; see world/state-parser.ts). */
+export const inspectFixturesOffThread = async (dir: string, options: LoadOptions = {}): Promise<FolderReport<State>> =>
+  inspectFolder(dir, options, inspectFixtures);
 export const consistencyProblems = (state: State): { listed: string[]; total: number } => STATE.consistencyProblems(state);

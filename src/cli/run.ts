@@ -1,8 +1,9 @@
 import { loadConfig } from '../config.js';
 import { inspectFixtures, SECTION_NAMES, type State } from '../state.js';
-import { MAX_CHECKED_PROBLEMS } from '../core/fixtures.js';
+import { MAX_CHECKED_PROBLEMS, ignoredText } from '../core/fixtures.js';
 import { wallClock } from '../core/clock.js';
 import { version } from '../config.js';
+import { clockNote } from '../world/seed-watch.js';
 import { helpText, parseArgs, UsageError } from './args.js';
 import { serve, userFacingStartupError } from './serve.js';
 
@@ -51,13 +52,14 @@ export async function runCli(
           if (!message) throw err;
           return fail(`invalid fixtures:\n${message}`, 1);
         }
-        for (const warning of report.warnings) output.err(`cloud-emulator: warning: ${warning}\n`);
+        for (const warning of [...report.warnings, ...report.ignored.map(ignoredText)]) output.err(`cloud-emulator: warning: ${warning}\n`);
         const { problems } = report;
         if (problems.count) {
           const count = problems.unlisted === true ? `more than ${problems.listed.length}` : String(problems.count);
           return fail(`invalid fixtures, ${count} problem${problems.count === 1 ? '' : 's'}:\n${problems.error(dir).message}`, 1);
         }
         const state = report.state as State;
+        if (state.clock && report.clockFile !== undefined) output.err(`cloud-emulator: note: ${clockNote(report.clockFile, state.clock, config.seedClock)}\n`);
         const counts = SECTION_NAMES.filter((name) => state[name].length).map((name) => `${state[name].length} ${name}`);
         output.out(`OK ${dir}: ${counts.join(', ') || 'empty'}\n`);
         return 0;

@@ -94,16 +94,22 @@ export const SeedStatusSchema = Type.Object(
     }),
     problems: Type.Array(SeedProblemSchema, { description: 'what is wrong with the folder (while error), at most 10' }),
     unlisted: Type.Union([Type.Integer({ minimum: 0 }), Type.Boolean()], { description: 'how many more problems there are, not listed (true: more, not counted)' }),
+    serving: Type.Union([Type.Literal('fixtures'), Type.Literal('empty')], {
+      description: "the default world's seed: the folder's (last good) fixtures, or 'empty' when the folder had problems at start (WATCH) and has not loaded since",
+    }),
     loadedAt: Type.String({ format: 'date-time', description: 'when the seed in use was loaded, real time' }),
     checkedAt: Type.String({ format: 'date-time', description: 'when the folder was last read, real time' }),
     watching: Type.Boolean({ description: 'whether changes to the folder are watched (WATCH)' }),
+    stopped: Type.Optional(
+      Type.String({ description: 'why changes to the folder are not read now (a read given up at its deadline has not ended); health is then degraded (503)' }),
+    ),
   },
   { additionalProperties: false, description: 'the seed read from the fixtures folder, when the emulator was started from one' },
 );
 
 export const HealthSchema = Type.Object(
   {
-    status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')], { description: "'degraded' (with status 503) while the state file cannot be written" }),
+    status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')], { description: "'degraded' (with status 503) while the state file cannot be written, or while the fixtures watch is stopped (seed.stopped)" }),
     now: Type.Integer({ description: 'emulated time, epoch ms' }),
     uptimeSeconds: Type.Number(),
     clock: ClockStatusSchema,

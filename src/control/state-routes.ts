@@ -134,9 +134,11 @@ export function healthView(h: Health): Health {
             status: seed.status,
             problems: seed.problems.map((q) => ({ path: q.path, message: q.message, text: q.text, file: q.file, line: q.line, column: q.column })),
             unlisted: seed.unlisted,
+            serving: seed.serving,
             loadedAt: seed.loadedAt,
             checkedAt: seed.checkedAt,
             watching: seed.watching,
+            stopped: seed.stopped,
           },
   } as Health;
 }
@@ -168,12 +170,15 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
       const { domains } = annotations.counts();
       const clock = world(request).clock.status();
       const persistence = app.statePersistence?.status();
-      if (persistence && !persistence.ok) reply.code(503);
+      const seed = app.seedWatch?.status();
+      // A watch that no longer reads the folder is degraded as a state file that cannot be written is.
+      const degraded = (persistence !== undefined && !persistence.ok) || seed?.stopped !== undefined;
+      if (degraded) reply.code(503);
       // A 200 is written by JSON.stringify (see healthView): the start's first answer loads
       // and compiles no schema serializer.
       else reply.type('application/json; charset=utf-8').serializer(JSON.stringify);
       return healthView({
-        status: persistence && !persistence.ok ? 'degraded' : 'ok',
+        status: degraded ? 'degraded' : 'ok',
         now: clock.now,
         uptimeSeconds: Math.round(process.uptime() * 10) / 10,
         clock,
@@ -181,7 +186,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
         faultRules: world(request).faults.activeCount(),
         stateFile: world(request).config.stateFile,
         persistence,
-        seed: app.seedWatch?.status(),
+        seed,
       });
     },
   );

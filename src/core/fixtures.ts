@@ -1,4 +1,5 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { constants, type Stats } from 'node:fs';
+import { open, readdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Kind, type TSchema, type Static } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
@@ -141,6 +142,14 @@ export class ProblemList {
   }
   get unlisted(): number | boolean {
     return this.uncounted ? true : this.total - this.listed.length;
+  }
+  /** A list as another thread found it: its listed problems, how many there were, whether all were counted. */
+  static of(listed: readonly Problem[], count: number, uncounted: boolean, max = MAX_LISTED_PROBLEMS): ProblemList {
+    const list = new ProblemList(max);
+    list.listed.push(...listed);
+    list.total = count;
+    list.uncounted = uncounted;
+    return list;
   }
   /** `make` runs only for a problem that is listed. */
   add(make: () => Problem): void {
@@ -365,11 +374,33 @@ export interface FixtureText {
   text: string;
 }
 
+/** An entry of a fixtures folder named like a fixture file that is not a regular file (a FIFO, a folder, a device): never read. */
+export interface IgnoredEntry {
+  file: string;
+  /** What it is: 'a FIFO', 'a folder', ... */
+  kind: string;
+}
+
+/** How a warning names an entry that is not read. */
+export const ignoredText = (entry: IgnoredEntry): string => `${entry.file}: not a regular file (${entry.kind}): ignored`;
+
+function kindOf(s: Stats): string {
+  if (s.isFIFO()) return 'a FIFO';
+  if (s.isDirectory()) return 'a folder';
+  if (s.isSocket()) return 'a socket';
+  if (s.isCharacterDevice() || s.isBlockDevice()) return 'a device';
+  return 'not a file';
+}
+
 /**
  * The text of every *.json file of `dir` (except *.schema.json), in name order. Throws a
- * FixtureError when the folder cannot be read; a file that cannot be read is a problem of its own.
+ * FixtureError when the folder cannot be read; a file that cannot be read is a problem of its
+ * own. Only regular files are read (a symbolic link is followed): anything else named *.json
+ * (a FIFO, whose read waits for a writer forever; a device, whose read may never end; a
+ * folder) is listed in `ignored`. Each is opened without waiting (O_NONBLOCK) and judged by
+ * what was opened, so that one made between the listing and the read is never read either.
  */
-export async function readFixtureTexts(dir: string): Promise<{ files: FixtureText[]; unreadable: Problem[] }> {
+export async function readFixtureTexts(dir: string, signal?: AbortSignal): Promise<{ files: FixtureText[]; unreadable: Problem[]; ignored: IgnoredEntry[] }> {
   let names: string[];
   try {
     names = (await readdir(dir)).filter((n) => n.endsWith('.json') && !n.endsWith('.schema.json')).sort();
@@ -377,22 +408,33 @@ export async function readFixtureTexts(dir: string): Promise<{ files: FixtureTex
     throw new FixtureError(`cannot read fixtures folder ${dir}: ${(err as Error).message}`);
   }
   const unreadable: Problem[] = [];
+  const ignored: IgnoredEntry[] = [];
   const read = await Promise.all(
     names.map(async (name): Promise<FixtureText | undefined> => {
       const file = join(dir, name);
+      let handle: FileHandle | undefined;
       try {
+        handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
+        const stats = await handle.stat();
+        if (!stats.isFile()) {
+          ignored.push({ file, kind: kindOf(stats) });
+          return undefined;
+        }
         // Editors on some systems start a UTF-8 file with a byte-order mark, which JSON.parse refuses.
         // Decoded whole: read with an encoding, a large file comes as a string of pieces, which
         // the first look at it (the replace, JSON.parse) copies into one (~25 ms of 19 MB).
-        return { file, text: (await readFile(file)).toString('utf8').replace(/^\uFEFF/, '') };
+        return { file, text: (await handle.readFile(signal ? { signal } : {})).toString('utf8').replace(/^\uFEFF/, '') };
       } catch (err) {
         // A file removed between the listing and the read (an editor saving it) is simply not there.
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') unreadable.push({ file, pointer: '', message: `cannot be read: ${(err as Error).message}` });
         return undefined;
+      } finally {
+        await handle?.close();
       }
     }),
   );
-  return { files: read.filter((f): f is FixtureText => f !== undefined), unreadable };
+  ignored.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+  return { files: read.filter((f): f is FixtureText => f !== undefined), unreadable, ignored };
 }
 
 /** Parses a JSON text; when it is not JSON, the problem with its line and column. */

@@ -1,13 +1,14 @@
 import { existsSync } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import secureJsonParse from 'secure-json-parse';
 import { codeRoot } from '../core/package-root.cjs';
-import { FixtureError } from '../core/fixtures.js';
+import { FixtureError, ProblemList, type IgnoredEntry, type Problem } from '../core/fixtures.js';
 import { unavailable, type DomainError } from '../core/errors.js';
 import { turn } from '../core/slices.js';
-import type { ParseState, SectionName, State } from './state.js';
+import type { FolderReport, LoadOptions, ParseState, SectionName, State } from './state.js';
 
 /**
  * Reading a posted state (PUT /_emulator/state, a sandbox's PUT): parsing and validating a
@@ -261,7 +262,19 @@ function giveBack(entry: WorkerEntry, worker: Worker): void {
   warm = { entry, worker, idle };
 }
 
-async function readInWorker(entry: WorkerEntry, body: Buffer, where: string, now?: number): Promise<StateBody> {
+/** Posts a message to the worker of a job, moving what `transfer` lists. */
+type Post = (message: unknown, transfer?: ArrayBuffer[]) => void;
+
+/**
+ * One job of a worker: its messages taken in order (`next`), a failure (an error, an exit, an
+ * abort of `signal`) rejecting what waits. The worker is kept afterwards only when the job
+ * says it ended cleanly (`done`), with nothing more on its way; else it is stopped.
+ */
+async function withWorker<T>(
+  entry: WorkerEntry,
+  signal: AbortSignal | undefined,
+  job: (post: Post, next: () => Promise<unknown>, done: () => void) => Promise<T>,
+): Promise<T> {
   const worker = takeWorker(entry);
   const received: unknown[] = [];
   const waiting: Array<{ resolve: (message: unknown) => void; reject: (err: Error) => void }> = [];
@@ -276,42 +289,27 @@ async function readInWorker(entry: WorkerEntry, body: Buffer, where: string, now
     else received.push(message);
   };
   const onExit = (code: number) => fail(new Error(`the state worker stopped (exit code ${code}) before it answered`));
+  const onAbort = () => fail(new Error('the read was given up'));
   worker.on('message', onMessage);
   worker.on('error', fail);
   worker.on('exit', onExit);
+  signal?.addEventListener('abort', onAbort);
+  if (signal?.aborted) onAbort();
   const next = (): Promise<unknown> => {
     if (received.length) return Promise.resolve(received.shift());
     if (failure) return Promise.reject(failure);
     return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
   };
-  // Whether the worker is done with this import, with nothing more on its way: then it may be kept.
+  // Whether the worker is done with this job, with nothing more on its way: then it may be kept.
   let settled = false;
   try {
-    // A body of its own (as joinedInSlices makes one) is moved, not copied.
-    const owns = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength;
-    worker.postMessage({ body, where, now }, owns ? [body.buffer as ArrayBuffer] : []);
-    const answer = (await next()) as WorkerAnswer;
-    if (answer.kind !== 'state') settled = true;
-    if (answer.kind === 'error') throw answer.fixture ? new FixtureError(answer.message) : new Error(answer.message);
-    if (answer.kind !== 'state') return answer;
-    // The state's keys in their order; the sections fill up from the slices.
-    const state: Record<string, unknown> = {};
-    for (const key of answer.keys) state[key] = key in answer.scalars ? answer.scalars[key] : [];
-    // One slice on its way at a time, the next asked for after a turn of the event loop:
-    // Node takes in every message that has arrived (or arrives meanwhile) in one callback, so
-    // slices asked for ahead were taken in together, holding the loop for tens of milliseconds.
-    worker.postMessage('next');
-    for (;;) {
-      const slice = (await next()) as WorkerSlice;
-      if (slice === null) break;
-      const section = state[slice.name] as unknown[];
-      for (const item of slice.items) section.push(item);
-      await turn();
-      worker.postMessage('next');
-    }
-    settled = true;
-    return { kind: 'state', state: state as State };
+    return await job(
+      (message, transfer) => worker.postMessage(message, transfer ?? []),
+      next,
+      () => (settled = true),
+    );
   } finally {
+    signal?.removeEventListener('abort', onAbort);
     worker.off('message', onMessage);
     worker.off('error', fail);
     worker.off('exit', onExit);
@@ -321,6 +319,117 @@ async function readInWorker(entry: WorkerEntry, body: Buffer, where: string, now
       await worker.terminate();
     }
   }
+}
+
+/**
+ * A state handed over by the worker: its keys in their order, the sections filled from the
+ * slices. One slice on its way at a time, the next asked for after a turn of the event loop:
+ * Node takes in every message that has arrived (or arrives meanwhile) in one callback, so
+ * slices asked for ahead were taken in together, holding the loop for tens of milliseconds.
+ */
+async function receiveState(keys: string[], scalars: Record<string, unknown>, post: Post, next: () => Promise<unknown>): Promise<Record<string, unknown>> {
+  const state: Record<string, unknown> = {};
+  for (const key of keys) state[key] = key in scalars ? scalars[key] : [];
+  post('next');
+  for (;;) {
+    const slice = (await next()) as WorkerSlice;
+    if (slice === null) break;
+    const section = state[slice.name] as unknown[];
+    for (const item of slice.items) section.push(item);
+    await turn();
+    post('next');
+  }
+  return state;
+}
+
+async function readInWorker(entry: WorkerEntry, body: Buffer, where: string, now?: number): Promise<StateBody> {
+  return withWorker(entry, undefined, async (post, next, done) => {
+    // A body of its own (as joinedInSlices makes one) is moved, not copied.
+    const owns = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength;
+    post({ body, where, now }, owns ? [body.buffer as ArrayBuffer] : []);
+    const answer = (await next()) as WorkerAnswer;
+    if (answer.kind !== 'state') done();
+    if (answer.kind === 'error') throw answer.fixture ? new FixtureError(answer.message) : new Error(answer.message);
+    if (answer.kind !== 'state') return answer;
+    const state = await receiveState(answer.keys, answer.scalars, post, next);
+    done();
+    return { kind: 'state', state: state as State };
+  });
+}
+
+/** A fixtures folder to read in the worker (a reload of WATCH). */
+export interface FolderMessage {
+  folder: string;
+  now?: number;
+  maxListed?: number;
+}
+
+/** What the worker answers of a folder: its report (the state, when valid, follows in slices), or why it could not be read. */
+export type FolderAnswer =
+  | {
+      kind: 'folder';
+      problems: { listed: Problem[]; count: number; uncounted: boolean };
+      warnings: string[];
+      files: string[];
+      ignored: IgnoredEntry[];
+      clockFile?: string;
+      state?: { keys: string[]; scalars: Record<string, unknown> };
+    }
+  | { kind: 'error'; fixture: boolean; message: string };
+
+/** How many bytes the folder's fixture files hold together (0 when it cannot be read: the read here says why). */
+async function folderBytes(dir: string): Promise<number> {
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter((n) => n.endsWith('.json') && !n.endsWith('.schema.json'));
+  } catch {
+    return 0;
+  }
+  const sizes = await Promise.all(
+    names.map(async (n) => {
+      try {
+        const s = await stat(join(dir, n));
+        return s.isFile() ? s.size : 0;
+      } catch {
+        return 0;
+      }
+    }),
+  );
+  return sizes.reduce((a, b) => a + b, 0);
+}
+
+/**
+ * Reads a fixtures folder as `here` (the format's inspect) does, in the worker thread when
+ * its files hold OFF_THREAD_BYTES or more together (and the worker is there), as a posted
+ * state of that size is read: parsing and checking a large export then never holds the event
+ * loop, and the state comes over in slices. An abort of `options.signal` stops the worker.
+ */
+export async function inspectFolder<S>(
+  dir: string,
+  options: LoadOptions,
+  here: (dir: string, options: LoadOptions) => Promise<FolderReport<S>>,
+): Promise<FolderReport<S>> {
+  const worker = workerEntry();
+  if (!worker || (await folderBytes(dir)) < threshold) return here(dir, options);
+  return withWorker(worker, options.signal, async (post, next, done) => {
+    post({ folder: dir, now: options.now, maxListed: options.maxListed } satisfies FolderMessage);
+    const answer = (await next()) as FolderAnswer;
+    if (answer.kind === 'error') {
+      done();
+      throw answer.fixture ? new FixtureError(answer.message) : new Error(answer.message);
+    }
+    const { problems, warnings, files, ignored, clockFile } = answer;
+    const report: FolderReport<S> = {
+      problems: ProblemList.of(problems.listed, problems.count, problems.uncounted, options.maxListed),
+      warnings,
+      files,
+      ignored,
+      ...(clockFile !== undefined ? { clockFile } : {}),
+    };
+    if (answer.state) report.state = (await receiveState(answer.state.keys, answer.state.scalars, post, next)) as S;
+    done();
+    return report;
+  });
 }
 
 /** The slices of a state's sections, each about SLICE_BYTES of JSON (judged from its first entries). */

@@ -11,6 +11,7 @@ import {
   readFixtureTexts,
   schemaProblems,
   tooDeep,
+  type IgnoredEntry,
   type Problem,
 } from '../core/fixtures.js';
 import type { AnyInterfaceModel, SectionKeys, SectionSchemasOf } from '../core/interface.js';
@@ -53,6 +54,8 @@ export type State = { $schema?: string; demo?: Demo; clock?: ClockAnchor } & { [
 export interface LoadOptions {
   now?: number;
   maxListed?: number;
+  /** Aborted: the reading of files stops (a reload given up at its deadline). */
+  signal?: AbortSignal;
 }
 
 /** Reads and validates a whole state, naming `where` in its errors (a FixtureError). */
@@ -66,6 +69,10 @@ export interface FolderReport<S> {
   warnings: string[];
   /** The fixture files read, in name order. */
   files: string[];
+  /** What is named like a fixture file but is not a regular file (a FIFO, a folder): not read. */
+  ignored: IgnoredEntry[];
+  /** The file that gives the folder's clock (an export), when one does. */
+  clockFile?: string;
 }
 
 export interface StateFormat<T extends TObject, S = Static<T>> {
@@ -487,7 +494,7 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
 
   const inspect = async (dir: string, options: LoadOptions = {}): Promise<FolderReport<S>> => {
     const problems = new ProblemList(options.maxListed);
-    const { files, unreadable } = await readFixtureTexts(dir);
+    const { files, unreadable, ignored } = await readFixtureTexts(dir, options.signal);
     for (const p of unreadable) problems.add(() => p);
     const sources: Source[] = [];
     for (const { file, text } of files) {
@@ -499,14 +506,19 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
     const warnings = names.length === 0 && unreadable.length === 0 ? [`${dir}: no *.json fixture files: the emulator starts with an empty state`] : [];
     const merged = examine(sources, fileSchema, problems, options);
     sortProblems(problems, names);
-    if (problems.count) return { problems, warnings, files: names };
+    const clockFile = sources.find((source) => {
+      const data = source.data as Record<string, unknown> | null;
+      return data !== null && typeof data === 'object' && data.clock !== undefined;
+    })?.file;
+    const about = { warnings, files: names, ignored, ...(clockFile !== undefined ? { clockFile } : {}) };
+    if (problems.count) return { problems, ...about };
     // A single file is its own state: the sections it leaves out are added, its $schema dropped.
     const state = empty() as Record<string, unknown>;
     for (const name of sectionNames) if (merged[name] !== undefined) state[name] = merged[name];
     if (merged.demo !== undefined) state.demo = merged.demo;
     if (merged.clock !== undefined) state.clock = merged.clock;
     world?.apply?.(state);
-    return { state: state as S, problems, warnings, files: names };
+    return { state: state as S, problems, ...about };
   };
 
   const load = async (dir: string, options: LoadOptions = {}): Promise<S> => {

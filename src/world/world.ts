@@ -123,10 +123,15 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
    * first returns the clock to real time, so the seed's relative times are resolved against
    * the real now; `keep` loads a seed that carries a clock on it (see SEED_CLOCK).
    */
-  reset(options: { clock?: ClockMode } = {}, why: 'world.reset' | 'world.reloaded' = 'world.reset'): void {
+  reset(options: { clock?: ClockMode } = {}): void {
     this.events.beforeReplace();
     if (options.clock === 'real') this.clock.set({ now: this.clock.real() });
-    this.current = this.build(this.seed, options.clock ?? this.config.seedClock);
+    this.rebuild(options.clock ?? this.config.seedClock, 'world.reset');
+  }
+
+  /** The stores built again from the seed (its clock, if any, read as `clockMode` says), and what a reset sets back. */
+  private rebuild(clockMode: ClockMode, why: 'world.reset' | 'world.reloaded'): void {
+    this.current = this.build(this.seed, clockMode);
     this.events.replaced(why);
     this.clock.setScale(this.startClock.scale);
     this.clock.setFrozen(this.startClock.frozen);
@@ -138,11 +143,15 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
 
   /**
    * A new seed (the fixtures reloaded): this world is reset to it, and sandboxes forked from
-   * now on start from it. Worlds forked before keep the seed they started from.
+   * now on start from it. Worlds forked before keep the seed they started from. The clock
+   * keeps its time unless `clockMode` is `keep` and the seed carries a clock, which it is then
+   * set to (the caller decides when a reload may move the clock); a seed's clock otherwise
+   * only moves its emulated times to keep their ages.
    */
-  reseed(seed: State): void {
+  reseed(seed: State, clockMode: ClockMode = 'real'): void {
     this.seed = seed;
-    this.reset({}, 'world.reloaded');
+    this.events.beforeReplace();
+    this.rebuild(clockMode, 'world.reloaded');
   }
 
   /**

@@ -1,6 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/run.js';
 import { FixtureError } from '../../src/core/fixtures.js';
@@ -119,5 +120,40 @@ describe('check answers what a start would', () => {
       for (const line of lines) expect(digitless(checked.err)).toContain(digitless(line));
       expect(lines[0].startsWith(dir)).toBe(true);
     }
+  });
+});
+
+describe('a fixture clock', () => {
+  it('check says what becomes of it: ignored on real time by default, the start with --seed-clock keep', async () => {
+    const dir = await folder({
+      'a.json': JSON.stringify({ users: [{ userName: 'a@example.com', password: 'x' }] }),
+      'export.json': JSON.stringify({ clock: { now: Date.UTC(2026, 4, 1, 10), scale: 1, frozen: false } }),
+    });
+    const real = await cli(['check', dir]);
+    expect(real.code).toBe(0);
+    expect(real.err).toBe(
+      `cloud-emulator: note: ${join(dir, 'export.json')} gives a clock (2026-05-01T10:00:00.000Z); ignored: the world runs on real time, the fixtures' emulated times moved to keep their ages; use --seed-clock keep to start from it\n`,
+    );
+    const keep = await cli(['check', dir, '--seed-clock', 'keep']);
+    expect(keep.code).toBe(0);
+    expect(keep.err).toContain(`${join(dir, 'export.json')} gives a clock (2026-05-01T10:00:00.000Z): the clock starts from it (--seed-clock keep)`);
+    // No clock, no note.
+    expect((await cli(['check', await folder({ 'a.json': JSON.stringify({ users: [] }) })])).err).toBe('');
+  });
+
+  it('the start log says it too', async () => {
+    const dir = await folder({ 'export.json': JSON.stringify({ clock: { now: Date.UTC(2026, 4, 1, 10), scale: 1, frozen: false } }) });
+    const lines: Array<{ msg: string }> = [];
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    const emu = await startEmulator({ fixtures: dir, logger: { level: 'info', stream } });
+    await emu.close();
+    expect(lines.map((l) => l.msg)).toContain(
+      `${join(dir, 'export.json')} gives a clock (2026-05-01T10:00:00.000Z); ignored: the world runs on real time, the fixtures' emulated times moved to keep their ages; use --seed-clock keep to start from it`,
+    );
   });
 });

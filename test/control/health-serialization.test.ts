@@ -53,6 +53,7 @@ describe('the health answer', () => {
       stateFile: `/data/${odd}.json`,
       persistence: { lastWrittenAt: '2026-11-22T09:00:00.000Z', failingSince: '2026-11-22T08:00:00.000Z', error: odd, ok: false },
       seed: {
+        stopped: odd,
         watching: true,
         checkedAt: '2026-11-22T09:00:01.000Z',
         loadedAt: '2026-11-22T09:00:00.000Z',
@@ -62,11 +63,12 @@ describe('the health answer', () => {
           { text: '$.x: y', message: 'y', path: '$.x' },
         ],
         status: 'error' as const,
+        serving: 'empty' as const,
       },
     };
     for (const value of [
       full,
-      { ...full, stateFile: undefined, persistence: { ok: true }, seed: { ...full.seed, unlisted: 7, problems: [] } },
+      { ...full, stateFile: undefined, persistence: { ok: true }, seed: { ...full.seed, unlisted: 7, problems: [], stopped: undefined, serving: 'fixtures' } },
       { ...full, seed: undefined, persistence: undefined, stateFile: undefined },
     ]) {
       const view = healthView(value as never);

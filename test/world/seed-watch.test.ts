@@ -1,4 +1,7 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants as fsConstants, openSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Writable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -91,7 +94,7 @@ describe('WATCH: live reload of the fixtures', () => {
     app = await watchedApp();
 
     await writeFile(join(dir, 'users.json'), '{\n  "users": [\n    { "userName": "b@example.com", "password": "x" },\n  ]\n}\n');
-    await within(2000, async () => (await health(app!)).seed.status === 'error');
+    await within(10_000, async () => (await health(app!)).seed.status === 'error');
     const { seed, status } = await health(app);
     // The emulator itself is fine: it serves the last good seed.
     expect(status).toBe('ok');
@@ -108,7 +111,7 @@ describe('WATCH: live reload of the fixtures', () => {
     expect(userNames(app)).toEqual(['a@example.com']);
 
     await writeFile(join(dir, 'users.json'), usersFile('c'));
-    await within(2000, () => userNames(app!).includes('c@example.com'));
+    await within(10_000, () => userNames(app!).includes('c@example.com'));
     expect((await health(app)).seed).toMatchObject({ status: 'ok', problems: [], unlisted: 0 });
   });
 
@@ -119,7 +122,7 @@ describe('WATCH: live reload of the fixtures', () => {
     expect((await app.inject({ method: 'PUT', url: '/_emulator/sandboxes/before' })).statusCode).toBe(201);
 
     await writeFile(join(dir, 'users.json'), usersFile('b'));
-    await within(2000, () => userNames(app!).includes('b@example.com'));
+    await within(10_000, () => userNames(app!).includes('b@example.com'));
     expect((await app.inject({ method: 'PUT', url: '/_emulator/sandboxes/after' })).statusCode).toBe(201);
     const usersOf = async (name: string) =>
       ((await app!.inject({ method: 'GET', url: `/sandbox/${name}/_emulator/state` })).json() as State).users.map((u) => u.userName);
@@ -157,13 +160,23 @@ describe('polling (WATCH_POLL_MS), for folders that raise no file events', () =>
     await writeFile(join(dir, 'users.json'), usersFile('a'));
     let seed: State | undefined;
     const log = { info: () => undefined, warn: () => undefined };
-    const watcher = new SeedWatch<State>({ dir, inspect: () => inspectFixtures(dir), apply: (s) => (seed = s), log, pollMs: 50, events: false });
+    const watcher = new SeedWatch<State>({
+      dir,
+      inspect: () => inspectFixtures(dir),
+      apply: (s) => {
+        seed = s;
+      },
+      log,
+      pollMs: 50,
+      events: false,
+      timeoutMs: 60_000,
+    });
     watcher.start();
     try {
       // Let the first fingerprint be taken, then change the file (its size changes).
       await new Promise((resolve) => setTimeout(resolve, 100));
       await writeFile(join(dir, 'users.json'), usersFile('a', 'polled'));
-      await within(2000, () => seed !== undefined);
+      await within(10_000, () => seed !== undefined);
       expect(seed!.users.map((u) => u.userName)).toEqual(['a@example.com', 'polled@example.com']);
       expect(watcher.status()).toMatchObject({ status: 'ok', watching: true });
     } finally {
@@ -183,7 +196,7 @@ describe('WATCH with a state file', () => {
       app = await watchedApp({ sandboxes: 'explicit', stateFile: join(stateDir, 'state.json'), stateFlushIntervalMs: 0 });
       expect(userNames(app)).toEqual(['from-file@example.com']);
       await writeFile(join(dir, 'users.json'), usersFile('b'));
-      await within(2000, () => userNames(app!).includes('b@example.com'));
+      await within(10_000, () => userNames(app!).includes('b@example.com'));
       expect((await app.inject({ method: 'PUT', url: '/_emulator/sandboxes/after' })).statusCode).toBe(201);
       const state = (await app.inject({ method: 'GET', url: '/sandbox/after/_emulator/state' })).json() as State;
       expect(state.users.map((u) => u.userName)).toEqual(['b@example.com']);
@@ -192,5 +205,210 @@ describe('WATCH with a state file', () => {
       app = undefined;
       await rm(stateDir, { recursive: true, force: true });
     }
+  });
+});
+
+/** An app watching `dir` whose log lines (warn and above, and info) are kept. */
+async function loggedWatchedApp(config: Record<string, unknown> = {}) {
+  const lines: Array<{ level: number; msg: string; [key: string]: unknown }> = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  const built = await buildApp({
+    config: { fixturesDir: dir, watch: true, ...config },
+    clock: new ManualClock(Date.UTC(2026, 0, 1)),
+    fixtures: await loadFixtures(dir),
+    fixturesFrom: dir,
+    logger: { level: 'info', stream },
+  });
+  watchResponses(built);
+  return { app: built, lines };
+}
+
+/** Makes a FIFO; `unblock` lets a read stuck opening it (without O_NONBLOCK) end, so that no thread is left waiting. */
+function makeFifo(path: string): { unblock: () => void } {
+  execFileSync('mkfifo', [path]);
+  return {
+    unblock: () => {
+      try {
+        // Succeeds only while a reader has it open: that reader then reads an end of file.
+        closeSync(openSync(path, fsConstants.O_WRONLY | fsConstants.O_NONBLOCK));
+      } catch {
+        // Nobody is reading it.
+      }
+    },
+  };
+}
+
+describe('entries that are not regular files', () => {
+  it('a FIFO named *.json is not read: the watch goes on reloading, and the log says so once', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'watch-fifo-'));
+    await writeFile(join(dir, 'users.json'), usersFile('a'));
+    const logged = await loggedWatchedApp();
+    app = logged.app;
+    const fifo = makeFifo(join(dir, 'pipe.json'));
+    try {
+      await writeFile(join(dir, 'users.json'), usersFile('a', 'b'));
+      await within(10_000, () => userNames(app!).includes('b@example.com'));
+      // And again: the first reload ended, so the next one runs.
+      await writeFile(join(dir, 'users.json'), usersFile('c'));
+      await within(10_000, () => userNames(app!).includes('c@example.com'));
+      expect((await health(app)).seed).toMatchObject({ status: 'ok', problems: [], watching: true });
+      const told = logged.lines.filter((l) => l.msg === `${join(dir, 'pipe.json')}: not a regular file (a FIFO): ignored`);
+      expect(told).toHaveLength(1);
+      expect(told[0].level).toBe(40);
+    } finally {
+      fifo.unblock();
+    }
+  });
+
+  it('check and the loader skip a FIFO or a folder named *.json, with a warning each', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'watch-fifo-'));
+    await writeFile(join(dir, 'users.json'), usersFile('a'));
+    await mkdir(join(dir, 'folder.json'));
+    const fifo = makeFifo(join(dir, 'pipe.json'));
+    try {
+      const report = await inspectFixtures(dir);
+      expect(report.problems.count).toBe(0);
+      expect(report.state!.users.map((u) => u.userName)).toEqual(['a@example.com']);
+      expect(report.ignored).toEqual([
+        { file: join(dir, 'folder.json'), kind: 'a folder' },
+        { file: join(dir, 'pipe.json'), kind: 'a FIFO' },
+      ]);
+    } finally {
+      fifo.unblock();
+    }
+  });
+});
+
+describe('the deadline of a reload (WATCH_RELOAD_TIMEOUT_MS)', () => {
+  const log = { info: () => undefined, warn: () => undefined };
+  const report = async (...names: string[]) => {
+    await writeFile(join(dir, 'users.json'), usersFile(...names));
+    return inspectFixtures(dir);
+  };
+
+  it('gives up a read that takes too long, shows it, and the next change is read', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'watch-deadline-'));
+    // Read ahead: under load a real read could pass this test's short deadline too.
+    const after = await report('after');
+    let calls = 0;
+    let applied: State | undefined;
+    let aborted = false;
+    const watcher = new SeedWatch<State>({
+      dir,
+      inspect: (signal) => {
+        calls++;
+        if (calls > 1) return Promise.resolve(after);
+        // The first read never ends by itself; aborted, it does.
+        return new Promise((_resolve, reject) =>
+          signal.addEventListener('abort', () => {
+            aborted = true;
+            reject(new Error('aborted'));
+          }),
+        );
+      },
+      apply: (s) => {
+        applied = s;
+      },
+      log,
+      timeoutMs: 100,
+    });
+    try {
+      await watcher.reload();
+      expect(aborted).toBe(true);
+      expect(watcher.status()).toMatchObject({ status: 'error', problems: [{ path: '$', message: expect.stringContaining('took longer than 100 ms') }] });
+      expect(watcher.status().stopped).toBeUndefined();
+      // Asked at once, it is read as soon as the given-up read has ended (after the debounce).
+      await watcher.reload();
+      await within(10_000, () => applied !== undefined);
+      expect(applied!.users.map((u) => u.userName)).toEqual(['after@example.com']);
+      expect(watcher.status()).toMatchObject({ status: 'ok', problems: [] });
+    } finally {
+      await watcher.close();
+    }
+  });
+
+  it('a read that does not end even when given up stops the watch, which health reports (503, degraded) until it ends', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'watch-deadline-'));
+    await writeFile(join(dir, 'users.json'), usersFile('a'));
+    // Long enough for a real read of one small file on a busy machine, which must not be given up.
+    app = await watchedApp({ watchReloadTimeoutMs: 2000 });
+    let release!: () => void;
+    const stuck = new Promise<void>((resolve) => (release = resolve));
+    // The folder's read, as a file system that does not answer makes it: deaf to the abort.
+    const options = (app.seedWatch as unknown as { options: { inspect: (signal: AbortSignal) => Promise<unknown> } }).options;
+    const real = options.inspect;
+    let calls = 0;
+    options.inspect = async (signal) => {
+      if (++calls === 1) await stuck;
+      return real(signal);
+    };
+    await writeFile(join(dir, 'users.json'), usersFile('b'));
+    await within(15_000, async () => (await health(app!)).status === 'degraded');
+    const answer = await app.inject({ method: 'GET', url: '/_emulator/health' });
+    expect(answer.statusCode).toBe(503);
+    expect(answer.json().seed.stopped).toMatch(/has not ended/);
+    // A change meanwhile waits for the stuck read; once it ends, the folder is read again.
+    await writeFile(join(dir, 'users.json'), usersFile('c'));
+    release();
+    await within(10_000, () => userNames(app!).includes('c@example.com'));
+    const after = await app.inject({ method: 'GET', url: '/_emulator/health' });
+    expect(after.statusCode).toBe(200);
+    expect(after.json()).toMatchObject({ status: 'ok', seed: { status: 'ok' } });
+    expect(after.json().seed.stopped).toBeUndefined();
+    expect(calls).toBeLessThanOrEqual(3);
+  }, 40_000);
+});
+
+describe("a fixture clock (an export's) and reloads", () => {
+  const T0 = Date.UTC(2026, 4, 1, 10);
+  const exportFile = (clockNow: number, ...names: string[]) =>
+    JSON.stringify({ users: names.map(user), clock: { now: clockNow, scale: 1, frozen: true, loadedAt: clockNow } }, null, 2);
+
+  async function exportApp(seedClock: 'keep' | 'real') {
+    const clock = new ManualClock(Date.UTC(2026, 10, 1));
+    const built = await buildApp({
+      config: { fixturesDir: dir, watch: true, seedClock },
+      clock,
+      fixtures: await loadFixtures(dir),
+      fixturesFrom: dir,
+    });
+    watchResponses(built);
+    return { built, clock };
+  }
+
+  it('with --seed-clock keep: a reload leaves the clock where it is, unless the clock in the fixtures changed', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'watch-clock-'));
+    await writeFile(join(dir, 'export.json'), exportFile(T0, 'a'));
+    const { built, clock } = await exportApp('keep');
+    app = built;
+    expect(clock.now()).toBe(T0);
+    clock.advance(3_600_000);
+
+    // An edit that leaves the clock as it was: the world is reloaded, the clock stays.
+    await writeFile(join(dir, 'export.json'), exportFile(T0, 'a', 'b'));
+    await within(10_000, () => userNames(app!).includes('b@example.com'));
+    expect(clock.now()).toBe(T0 + 3_600_000);
+
+    // A new export saved over it: its clock is the one asked for.
+    const T1 = T0 + 86_400_000;
+    await writeFile(join(dir, 'export.json'), exportFile(T1, 'c'));
+    await within(10_000, () => userNames(app!).includes('c@example.com'));
+    expect(clock.now()).toBe(T1);
+  });
+
+  it('by default (--seed-clock real): no reload moves the clock', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'watch-clock-'));
+    await writeFile(join(dir, 'export.json'), exportFile(T0, 'a'));
+    const { built, clock } = await exportApp('real');
+    app = built;
+    const start = clock.now();
+    await writeFile(join(dir, 'export.json'), exportFile(T0 + 86_400_000, 'b'));
+    await within(10_000, () => userNames(app!).includes('b@example.com'));
+    expect(clock.now()).toBe(start);
   });
 });

@@ -80,6 +80,10 @@ async function attemptAll(reads) {
  * stream, when the journal shows them changed.
  */
 export async function readAll() {
+  // The seed's problems first, and without a session: a folder that had problems at start
+  // leaves a world with no user to sign in as, and the banner says why while the page asks.
+  const seed = readSeed();
+  seed.catch(() => undefined);
   await Promise.all([readClock(), readLifecycles(), readJournal(), readFaults(), readAlerts()]);
   if (model.catalogNeeded && performance.now() >= catalogRetryAt) await attemptAll([readCatalog]);
   await attemptAll([
@@ -87,7 +91,7 @@ export async function readAll() {
     readCompositions,
     ...(polling() ? [reloadAnnotationsIfJournaled] : []),
     maybeReadSandboxes,
-    readSeed,
+    () => seed,
     () => followRum(),
   ]);
   renderClock();
