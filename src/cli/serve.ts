@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { ConfigError, loadConfig, type ConfigKey } from '../config.js';
 import { FixtureError } from '../core/fixtures.js';
 import { launch, type RunningEmulator } from '../index.js';
+import { PATHS } from '../http/paths.js';
 import { watchParent } from './parent-watch.js';
 
 /**
@@ -95,8 +96,13 @@ export async function serve(
       void closing.close();
     });
   }
-  app.log.info({ url: emu.url, docs: `${emu.url}/_emulator/docs` }, 'cloud-emulator ready');
+  app.log.info(readyFields(emu.url), 'cloud-emulator ready');
   return emu;
+}
+
+/** What the start's log line shows: where the server, its API reference and its dashboard are. */
+export function readyFields(url: string): { url: string; docs: string; dashboard: string } {
+  return { url, docs: `${url}${PATHS.docs}`, dashboard: `${url}${PATHS.ui}` };
 }
 
 /**
