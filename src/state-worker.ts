@@ -32,7 +32,8 @@ port.on('message', (message: 'next' | { body: Uint8Array; where: string; now?: n
   try {
     read = readBody(Buffer.from(body.buffer, body.byteOffset, body.byteLength), where, STATE.parse, now);
   } catch (err) {
-    send({ kind: 'error', fixture: err instanceof FixtureError, message: (err as Error).message });
+    const fixture = err instanceof FixtureError;
+    send({ kind: 'error', fixture, message: (err as Error).message, ...(fixture ? { problems: err.problems, unlisted: err.unlisted } : {}) });
     return;
   }
   if (read.kind !== 'state') {

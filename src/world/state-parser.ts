@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import secureJsonParse from 'secure-json-parse';
 import { codeRoot } from '../core/package-root.cjs';
-import { FixtureError } from '../core/fixtures.js';
+import { FixtureError, type Problem } from '../core/fixtures.js';
 import { unavailable, type DomainError } from '../core/errors.js';
 import { turn } from '../core/slices.js';
 import type { ParseState, SectionName, State } from './state.js';
@@ -202,7 +202,7 @@ export async function readStateBody<S>(
 export type WorkerAnswer =
   | Exclude<StateBody, { kind: 'state' }>
   | { kind: 'state'; keys: string[]; scalars: Record<string, unknown> }
-  | { kind: 'error'; fixture: boolean; message: string };
+  | { kind: 'error'; fixture: boolean; message: string; problems?: readonly Problem[]; unlisted?: number | boolean };
 
 /** A slice of a section, or null once every slice has been sent. */
 export type WorkerSlice = { name: string; items: unknown[] } | null;
@@ -292,7 +292,7 @@ async function readInWorker(entry: WorkerEntry, body: Buffer, where: string, now
     worker.postMessage({ body, where, now }, owns ? [body.buffer as ArrayBuffer] : []);
     const answer = (await next()) as WorkerAnswer;
     if (answer.kind !== 'state') settled = true;
-    if (answer.kind === 'error') throw answer.fixture ? new FixtureError(answer.message) : new Error(answer.message);
+    if (answer.kind === 'error') throw answer.fixture ? new FixtureError(answer.message, answer.problems, answer.unlisted) : new Error(answer.message);
     if (answer.kind !== 'state') return answer;
     // The state's keys in their order; the sections fill up from the slices.
     const state: Record<string, unknown> = {};
