@@ -302,6 +302,7 @@ if grep -q 'skipped, CLOUD_EMULATOR_IMAGE' "$WORK/module-test.log"; then die "th
 log "Testcontainers module tests: passed in $(($(ms) - t)) ms"
 
 t=$(ms)
+manifest_before=$(cksum <package.json)
 npm pack --silent --pack-destination "$WORK" >"$WORK/pack.log" 2>&1 || {
   tail -n 30 "$WORK/pack.log" >&2
   die "npm pack failed"
@@ -313,6 +314,9 @@ for f in package/LICENSE package/dist/index.js package/dist/cjs/index.js package
   package/dist/client/index.js package/dist/testcontainers/index.d.ts package/dist/ui/static/index.html package/fixtures/grids.json package/docs/running.md; do
   grep -qx "$f" <<<"$contents" || die "the tarball lacks $f"
 done
+tar -xzOf "$TARBALL" package/package.json | node -e 'const m = JSON.parse(require("fs").readFileSync(0, "utf8")); process.exit(m.scripts === undefined ? 0 : 1)' ||
+  die "the tarball's package.json keeps scripts (prepack should strip them)"
+[[ $(cksum <package.json) == "$manifest_before" ]] || die "package.json was left changed by npm pack (postpack should restore it)"
 PROJECT_DIR=$WORK/consumer
 mkdir -p "$PROJECT_DIR"
 printf '{ "name": "consumer", "private": true, "type": "module" }\n' >"$PROJECT_DIR/package.json"

@@ -181,7 +181,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
     after: [guard],
   });
   // OpenAPI before the routes it lists.
-  await installOpenApi(app, config, { tags: INTERFACES.map((i) => i.tag), areas: AREAS });
+  await installOpenApi(app, config, { interfaces: INTERFACES, areas: AREAS });
   await installPersistence(app, {
     opened,
     main: world,

@@ -23,7 +23,8 @@ async function inspectFolder(message: FolderMessage): Promise<void> {
   try {
     report = await STATE.inspect(message.folder, { now: message.now, maxListed: message.maxListed });
   } catch (err) {
-    send({ kind: 'error', fixture: err instanceof FixtureError, message: (err as Error).message });
+    const fixture = err instanceof FixtureError;
+    send({ kind: 'error', fixture, message: (err as Error).message, ...(fixture ? { problems: err.problems, unlisted: err.unlisted } : {}) });
     return;
   }
   const { state, problems, warnings, files, ignored, clockFile } = report;
@@ -57,7 +58,8 @@ port.on('message', (message: 'next' | FolderMessage | { body: Uint8Array; where:
   try {
     read = readBody(Buffer.from(body.buffer, body.byteOffset, body.byteLength), where, STATE.parse, now);
   } catch (err) {
-    send({ kind: 'error', fixture: err instanceof FixtureError, message: (err as Error).message });
+    const fixture = err instanceof FixtureError;
+    send({ kind: 'error', fixture, message: (err as Error).message, ...(fixture ? { problems: err.problems, unlisted: err.unlisted } : {}) });
     return;
   }
   if (read.kind !== 'state') {

@@ -1,5 +1,8 @@
 import type { TSchema } from '@sinclair/typebox';
 import { BUNDLED_FIXTURES_DIR, SETTINGS, version, type ConfigKey, type SettingInfo } from '../config.js';
+import { didYouMean } from '../core/suggest.js';
+import { INTERFACES } from '../interfaces.js';
+import { PATHS } from '../http/paths.js';
 
 /** A command line the program cannot act on: the message is shown as is, exit code 2. */
 export class UsageError extends Error {
@@ -45,7 +48,7 @@ export function parseArgs(argv: readonly string[]): Command {
     const inline = eq === -1 ? undefined : arg.slice(eq + 1);
     const negated = name.startsWith('no-') && BY_FLAG.has(name.slice(3)) && isBoolean(BY_FLAG.get(name.slice(3))!);
     const setting = negated ? BY_FLAG.get(name.slice(3)) : BY_FLAG.get(name);
-    if (!setting) throw new UsageError(`unknown option '--${name}' (see --help)`);
+    if (!setting) throw new UsageError(`unknown option '--${name}'${suggestFlag(name)} (see --help)`);
     if (negated) {
       if (inline !== undefined) throw new UsageError(`option '--${name}' takes no value`);
       overrides[setting.key] = false;
@@ -73,6 +76,22 @@ export function parseArgs(argv: readonly string[]): Command {
   return { kind: 'serve', overrides };
 }
 
+/** " (did you mean '--port'?)" for a near miss of an option, its --no- form included. */
+function suggestFlag(name: string): string {
+  const flags = ['help', 'version', ...SETTINGS.flatMap((s) => (isBoolean(s) ? [s.flag, `no-${s.flag}`] : [s.flag]))];
+  return didYouMean(name, flags).replace("'", "'--");
+}
+
+/** The emulated interfaces, from the one list: each one's name, base paths and what it holds. */
+function interfaceList(): string {
+  const width = Math.max(...INTERFACES.map((i) => i.label.length));
+  return INTERFACES.map((i) => {
+    const bases = [i.prefix, ...Object.values('bases' in i ? (i.bases ?? {}) : {})].join(', ');
+    const about = i.tag.description ? ` (${i.tag.description})` : '';
+    return `  ${i.label.padEnd(width)}  ${bases}${about}`;
+  }).join('\n');
+}
+
 function placeholder(schema: TSchema): string {
   if (schema.anyOf) return '<value>';
   if (schema.type === 'integer') return '<integer>';
@@ -94,8 +113,9 @@ export function helpText(): string {
     const values = s.schema.anyOf ? `one of ${s.schema.anyOf.map((v: TSchema) => v.const).join(', ')}; ` : '';
     return `  ${flag}\n      ${s.description}\n      ${values}env ${s.env}, default: ${displayDefault(s)}`;
   }).join('\n');
-  return `cloud-emulator ${version()}: a stateful emulator of a cloud load-testing service
-(provisioning, annotations, alerts) with a control API under /_emulator.
+  return `cloud-emulator ${version()}: a stateful emulator of a cloud load-testing service,
+with a control API under ${PATHS.control}. The emulated interfaces:
+${interfaceList()}
 
 Usage:
   cloud-emulator [options]              start the server
@@ -112,7 +132,7 @@ ${options}
 
 Booleans accept true/false, 1/0, yes/no, on/off. A bad value or an unknown option exits
 with code 2. Demo session token: X-Auth-Token: demo-token.
-API reference once started: http://HOST:PORT/_emulator/docs
+API reference once started: http://HOST:PORT${PATHS.docs}, dashboard: http://HOST:PORT${PATHS.ui}
 `;
 }
 

@@ -3,6 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { ConfigError, loadConfig, type ConfigKey } from '../config.js';
 import { FixtureError } from '../core/fixtures.js';
 import { launch, type RunningEmulator } from '../index.js';
+import { PATHS } from '../http/paths.js';
+import { watchParent } from './parent-watch.js';
 
 /**
  * How long the final state write may take once every connection is closed. A file system
@@ -79,15 +81,28 @@ export async function serve(
   const { app } = emu;
   // No delay of its own: closeForExit bounds the shutdown and, unlike a timeout that exits
   // at once, still writes the state file. A second signal exits at once with code 1.
-  closeWithGrace({ delay: null, logger: app.log }, async ({ signal, err }) => {
+  const closing = closeWithGrace({ delay: null, logger: app.log }, async ({ signal, err, manual }) => {
     if (err) app.log.error({ err }, 'closing after an error');
-    else app.log.info({ signal, graceMs: config.shutdownGraceMs }, 'closing');
+    else if (!manual) app.log.info({ signal, graceMs: config.shutdownGraceMs }, 'closing');
     // A rejection is logged by close-with-grace, and the process exits 1.
     await closeForExit(app, config.shutdownGraceMs);
     app.log.info('closed');
   });
-  app.log.info({ url: emu.url, docs: `${emu.url}/_emulator/docs` }, 'cloud-emulator ready');
+  // npx, npm start or a test's setup that is stopped or dies would otherwise leave the
+  // server running, handed to init, on its port (see docs/running.md#stopping).
+  if (config.exitWithParent) {
+    watchParent((parent) => {
+      app.log.warn({ parent, graceMs: config.shutdownGraceMs }, 'the process that started this one is gone (EXIT_WITH_PARENT): closing');
+      void closing.close();
+    });
+  }
+  app.log.info(readyFields(emu.url), 'cloud-emulator ready');
   return emu;
+}
+
+/** What the start's log line shows: where the server, its API reference and its dashboard are. */
+export function readyFields(url: string): { url: string; docs: string; dashboard: string } {
+  return { url, docs: `${url}${PATHS.docs}`, dashboard: `${url}${PATHS.ui}` };
 }
 
 /**

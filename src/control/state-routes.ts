@@ -5,7 +5,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { World } from '../interfaces.js';
 import { readStateBody, type BodyBytes } from '../world/state-parser.js';
 import type { StoreOf } from '../http/routing.js';
-import { ErrorBodySchema, badRequest } from '../http/errors.js';
+import { ErrorBodySchema, STATUS_OF, badRequest, errorBody } from '../http/errors.js';
+import { FixtureError, formatProblem, jsonPath } from '../core/fixtures.js';
 import { refuseOtherMethods } from '../http/routing.js';
 import { INTERFACE_SECTION_NAMES, SECTION_NAMES, StateSchema, parseState, type SectionName, type State } from '../state.js';
 import { exportText, type ListSerializer } from '../world/export-stream.js';
@@ -86,6 +87,25 @@ const EXPORT_SCHEMAS = Object.fromEntries(SECTION_NAMES.map((name) => [name, wit
   SectionName,
   Record<string, unknown>
 >;
+
+/** A refused state: the error body, and each problem on its own (as health lists those of a seed). */
+const StateProblemsSchema = Type.Object({
+  ...ErrorBodySchema.properties,
+  problems: Type.Optional(
+    Type.Array(
+      Type.Object(
+        {
+          path: Type.String({ description: 'JSON path in the body, e.g. $.grids[0].name' }),
+          message: Type.String(),
+          text: Type.String({ description: 'the problem as one line of the message: body: PATH: MESSAGE' }),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'what is wrong with the state, one entry a problem, those the message lists' },
+    ),
+  ),
+  unlisted: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Boolean()], { description: 'how many more problems there are, not listed (true: more, not counted)' })),
+});
 
 const NOT_A_STATE = 'body: expected a JSON object with the state sections (users, tokens, grids, ...)';
 
@@ -251,10 +271,10 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
           summary: "Import a whole state (a fixture set); a bad one is refused and the old state kept. An export is loaded on its clock (?clock=real: on real time)",
           querystring: ClockModeQuerySchema,
           body: StateSchema,
-          response: { 200: ReplaceResultSchema, 400: ErrorBodySchema, 503: ErrorBodySchema },
+          response: { 200: ReplaceResultSchema, 400: StateProblemsSchema, 503: ErrorBodySchema },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         // No body at all (none sent, or sent without a Content-Type, which no parser reads) is no state.
         const body = request.body as unknown as BodyBytes | null | undefined;
         if (body === null || body === undefined) throw badRequest(NOT_A_STATE);
@@ -262,7 +282,19 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
         // A bad state throws a domain error (400), which the error handler answers.
         const { importQueueMax, importQueueMaxBytes } = world(request).config;
         const bounds = { maxBodies: importQueueMax, maxBytes: importQueueMaxBytes };
-        const read = await readStateBody(body, 'body', parseState, request.sandbox ?? '', bounds, world(request).clock.now());
+        let read;
+        try {
+          read = await readStateBody(body, 'body', parseState, request.sandbox ?? '', bounds, world(request).clock.now());
+        } catch (err) {
+          // Not a valid state: each problem on its own as well as in the message, as health lists a seed's.
+          if (!(err instanceof FixtureError) || err.problems.length === 0) throw err;
+          const status = STATUS_OF[err.kind];
+          return reply.code(status as 400).send({
+            ...errorBody(status, err.message),
+            problems: err.problems.map((p) => ({ path: jsonPath(p.pointer), message: p.message, text: formatProblem(p, 'body') })),
+            unlisted: err.unlisted,
+          }) as never;
+        }
         if (read.kind === 'invalid-json') throw new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY();
         if (read.kind !== 'state') throw badRequest(NOT_A_STATE);
         const counts = sectionCounts(read.state);

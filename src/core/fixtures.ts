@@ -7,6 +7,7 @@ import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { Value } from '@sinclair/typebox/value';
 import { DomainError } from './errors.js';
 import { didYouMean } from './suggest.js';
+import { isEmulatedTime } from './time-shift.js';
 import { jsonSyntaxError, locatePointers, pointerOf, pointerSegments, positionsOf } from './json-text.js';
 
 /**
@@ -204,7 +205,21 @@ function describeError(error: ValueError): string {
     const near = didYouMean(key, known);
     return `unknown key ${JSON.stringify(key)}${near || (known.length && known.length <= 12 ? ` (allowed: ${known.join(', ')})` : '')}`;
   }
+  if ((error.type === ValueErrorType.Integer || error.type === ValueErrorType.Number) && isTime(error.schema)) {
+    // A date written as text ("2026-11-22T09:00:00Z") is the usual mistake: say what a time is here.
+    const key = pointerSegments(error.path).pop() ?? '';
+    const relative = RELATIVE_TIMES.has(key) ? `, or give ${key}AgoMs instead: how many ms before the load` : '';
+    return `expected a time: an integer of UTC epoch milliseconds (such as 1795338000000 for 2026-11-22T09:00:00Z)${relative}${got}`;
+  }
   return `${error.message}${got}`;
+}
+
+/** The times a fixture may also give relative to the load, as `<name>AgoMs`. */
+const RELATIVE_TIMES = new Set(['start', 'end', 'started']);
+
+/** An instant: marked as an emulated time, or described as epoch milliseconds. */
+function isTime(schema: TSchema): boolean {
+  return isEmulatedTime(schema) || /epoch (ms|milliseconds)/.test(String(schema.description ?? ''));
 }
 
 const checkers = new WeakMap<TSchema, TypeCheck<TSchema>>();
@@ -411,7 +426,7 @@ export async function readFixtureTexts(dir: string, signal?: AbortSignal): Promi
   const ignored: IgnoredEntry[] = [];
   const read = await Promise.all(
     names.map(async (name): Promise<FixtureText | undefined> => {
-      const file = join(dir, name);
+      const file = fileIn(dir, name);
       let handle: FileHandle | undefined;
       try {
         handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
@@ -435,6 +450,12 @@ export async function readFixtureTexts(dir: string, signal?: AbortSignal): Promi
   );
   ignored.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   return { files: read.filter((f): f is FixtureText => f !== undefined), unreadable, ignored };
+}
+
+/** A file of the folder as the folder was written: `./fixtures` gives `./fixtures/a.json`, as typed, not `fixtures/a.json`. */
+function fileIn(dir: string, name: string): string {
+  const file = join(dir, name);
+  return /^\.[/\\]/.test(dir) || dir === '.' ? `.${dir.includes('\\') && !dir.includes('/') ? '\\' : '/'}${file}` : file;
 }
 
 /** Parses a JSON text; when it is not JSON, the problem with its line and column. */

@@ -188,6 +188,8 @@ function walk(text: string, tree?: PointerNode, offsets?: number[]): JsonSyntaxE
     if (!closed) continue;
     // After a value: the next member or element, or the end of containers.
     for (;;) {
+      // Where the value ends: a missing comma belongs here, on the value's line, not at the next token, often lines below.
+      const end = i;
       skipSpace();
       const top = stack[stack.length - 1];
       if (!top) return i < n ? fail(`unexpected ${describe(text, i)} after the end of the JSON value`) : undefined;
@@ -214,7 +216,7 @@ function walk(text: string, tree?: PointerNode, offsets?: number[]): JsonSyntaxE
         continue;
       }
       if (i >= n) return fail(`the text ends before ${top.object ? 'an object is closed (a } is missing)' : 'an array is closed (a ] is missing)'}`);
-      return fail(`expected ',' or '${top.object ? '}' : ']'}' after ${top.object ? 'a property value' : 'an array element'}, found ${describe(text, i)}`);
+      return fail(`expected ',' or '${top.object ? '}' : ']'}' after ${top.object ? 'a property value' : 'an array element'}, found ${describe(text, i)}`, end);
     }
   }
 }

@@ -37,6 +37,14 @@ export function requestedHeaders(value: string | undefined): string | undefined 
 /** Methods a preflight allows. */
 export const ALLOWED_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH'];
 
+/** How many origins the credentials warning names, one line each, before it falls silent. */
+const MAX_WARNED_ORIGINS = 16;
+
+/** Whether the Origin is the server's own (the dashboard's calls): no CORS applies to them. */
+function sameOrigin(origin: string, host: string | undefined): boolean {
+  return host !== undefined && origin.replace(/^https?:\/\//, '') === host;
+}
+
 /** How long a browser may cache a preflight's answer, in seconds. */
 const PREFLIGHT_MAX_AGE = 600;
 
@@ -85,6 +93,8 @@ export function installCors(app: FastifyInstance, settings: CorsSettings): { mar
     'access-control-max-age': String(PREFLIGHT_MAX_AGE),
   };
 
+  // Origins already told about (bounded: a page cannot grow it past a handful of lines).
+  const warned = new Set<string>();
   const mark = (request: FastifyRequest, reply: FastifyReply): void => {
     if (allowed) reply.header('vary', 'Origin');
     const origin = request.headers.origin;
@@ -92,6 +102,20 @@ export function installCors(app: FastifyInstance, settings: CorsSettings): { mar
       reply.header('access-control-allow-origin', allowed ? origin : '*');
       reply.header('access-control-expose-headers', exposed);
       if (credentials) reply.header('access-control-allow-credentials', 'true');
+    }
+    // A browser sends cookies on a cross-origin call only in credentials mode ('include'), whose
+    // answer it then refuses unless the origin is named and credentials allowed: say so once.
+    if (origin !== undefined && request.headers.cookie !== undefined && warned.size < MAX_WARNED_ORIGINS && !warned.has(origin)) {
+      const refused = !credentials || !allowed!.has(origin);
+      if (refused && !sameOrigin(origin, request.headers.host)) {
+        warned.add(origin);
+        request.log.warn(
+          { origin },
+          `a request from ${origin.slice(0, 200)} was sent with credentials (cookies: fetch's credentials: 'include'), and the browser will refuse its answer: ${
+            allowed ? (allowed.has(origin) ? 'set CORS_CREDENTIALS=true' : `add the origin to CORS_ORIGINS, and set CORS_CREDENTIALS=true`) : `CORS_ORIGINS is '*': list the origin in CORS_ORIGINS and set CORS_CREDENTIALS=true`
+          } (or send the request without credentials)`,
+        );
+      }
     }
   };
 

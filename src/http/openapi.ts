@@ -29,18 +29,31 @@ export const DOCS_HEADERS = { 'x-content-type-options': 'nosniff', 'x-frame-opti
 
 type Operation = { responses?: Record<string, unknown>; security?: unknown[] };
 
-const DESCRIPTION = `A stateful emulator of a cloud load-testing service.
+/** What the document says of an emulated interface: its name, base paths and what it holds. */
+export interface DescribedInterface {
+  readonly label: string;
+  readonly prefix: string;
+  readonly bases?: Readonly<Record<string, string>>;
+  readonly tag: { readonly name: string; readonly description?: string };
+}
 
-* **Provisioning** (\`{base_url}\` = \`/concerto\`): grids, cloud servers, results databases, test environments. Needs \`X-Auth-Token\`.
-* **Repository** calls real clients need: log in for a token (\`PUT .../Tokens\`), log out, find objects by name.
-* **Annotations** and **Alerts** (\`{rum_base_url}\` = \`/concerto/mpulse\`). Annotations need \`X-Auth-Token\`.
-* **Control** (\`/_emulator\`): health, reset, state, clock and more, for tests.
+/** The document's introduction, listing every emulated interface of the list given. */
+function description(interfaces: readonly DescribedInterface[]): string {
+  const listed = interfaces.map((i) => {
+    const paths = [i.prefix, ...Object.values(i.bases ?? {})].map((p) => `\`${p}\``).join(', ');
+    return `* **${i.label}** (${paths})${i.tag.description ? `: ${i.tag.description}` : ''}.`;
+  });
+  return `A stateful emulator of a cloud load-testing service. The emulated interfaces:
 
-Every error answers \`{"statusCode", "error", "message"}\`. The demo session token is \`demo-token\`.
+${listed.join('\n')}
+* **Control** (\`${PATHS.control}\`): health, reset, state, clock and more, for tests.
+
+The Repository's log-in (\`PUT .../Tokens\`) hands out a session token; the other interfaces take it as \`X-Auth-Token\` (the alerts only when ALERTS_REQUIRE_TOKEN is set; the Query API also as \`Authentication\`). The demo session token is \`demo-token\`. Every error answers \`{"statusCode", "error", "message"}\`.
 
 **Sandboxes:** every path here is also served under \`${SANDBOX_PREFIX}<name>\` (1 to 64 characters of A-Z, a-z, 0-9, _ and -) by an isolated world with its own state, clock, tokens, faults and journal, e.g. \`${SANDBOX_PREFIX}w3${PATHS.provisioning}/grid/101\`. Paths without the prefix are the default sandbox. Pick the second server below to try a sandbox here.
 
 **[Open the dashboard](${PATHS.ui}/)** to watch grids come up, move the clock, fire alerts and read the request journal in a browser. Health: [\`${PATHS.health}\`](${PATHS.health}).`;
+}
 
 /**
  * The OpenAPI 3.1 document, generated from the routes' own TypeBox schemas, so it cannot
@@ -51,11 +64,11 @@ export async function installOpenApi(
   app: FastifyInstance,
   config: Config,
   {
-    tags,
+    interfaces,
     areas,
   }: {
-    /** The tag of each emulated interface, in order; the control API's follows. */
-    tags: ReadonlyArray<{ name: string; description?: string }>;
+    /** Each emulated interface, in order: the introduction lists them, and their tags come first; the control API's follows. */
+    interfaces: readonly DescribedInterface[];
     /** Who may call what: the document says which operations need which credentials. */
     areas: AreaTable;
   },
@@ -70,7 +83,7 @@ export async function installOpenApi(
     openapi: {
       // 3.1: schemas are plain JSON Schema, so TypeBox's const and null types stay as they are.
       openapi: '3.1.0',
-      info: { title: 'cloud-emulator', version: version(), description: DESCRIPTION },
+      info: { title: 'cloud-emulator', version: version(), description: description(interfaces) },
       ...(config.sandboxes === 'off'
         ? {}
         : {
@@ -79,7 +92,7 @@ export async function installOpenApi(
               { url: `${SANDBOX_PREFIX}{sandbox}`, description: 'an isolated sandbox', variables: { sandbox: { default: 'w1' } } },
             ],
           }),
-      tags: [...tags.map((t) => ({ ...t })), { name: 'Control', description: 'the emulator itself: health, reset, state, time' }],
+      tags: [...interfaces.map(({ tag }): { name: string; description?: string } => ({ ...tag })), { name: 'Control', description: 'the emulator itself: health, reset, state, time' }],
       components: {
         securitySchemes: {
           XAuthToken: { type: 'apiKey', in: 'header', name: 'X-Auth-Token', description: 'session token from PUT .../Tokens; demo: demo-token' },

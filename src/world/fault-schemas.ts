@@ -20,6 +20,12 @@ export const FaultScopeSchema = Type.Union([Type.Literal('app'), Type.Literal('a
 });
 export type FaultScope = Static<typeof FaultScopeSchema>;
 
+/**
+ * The methods a rule may name, besides `*`: those the emulator's routes answer. A name not
+ * among them (a typo such as PSOT) would match no request, so it is refused, not kept.
+ */
+export const FAULT_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
 const FaultIdSchema = Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'letters, digits, _ . -' });
 
 const FaultHeaderSchema = Type.Object(

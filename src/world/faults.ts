@@ -4,7 +4,8 @@ import type { Clock } from '../core/clock.js';
 import { conflicting, invalid } from '../core/errors.js';
 import { MAX_MATCHED_PATH_LENGTH, MAX_REGEX_PROGRAM_SIZE, RegexSet, compilePathPattern, type PathMatcher, type RegexPattern } from '../core/path-patterns.js';
 import { DomainError } from '../core/errors.js';
-import type { FaultAction, FaultRule, FaultRuleInput, FaultScope } from './fault-schemas.js';
+import { didYouMean } from '../core/suggest.js';
+import { FAULT_METHODS, type FaultAction, type FaultRule, type FaultRuleInput, type FaultScope } from './fault-schemas.js';
 
 /**
  * mulberry32: a tiny PRNG with a 32-bit state. Each rule owns one, seeded from the rule, so
@@ -74,6 +75,7 @@ export class FaultStore {
     const id = input.id ?? this.nextId();
     if (this.rules.some((r) => r.rule.id === id)) throw conflicting(`a fault rule with id '${id}' already exists`);
     if (this.rules.length >= MAX_RULES) throw conflicting(`there are already ${MAX_RULES} fault rules: delete some first`);
+    const method = checkMethod(input.method);
     const pattern = compilePathPattern(input.path);
     if ('regex' in pattern && this.regexSize + pattern.regex.size > MAX_REGEX_PROGRAM_SIZE) {
       throw conflicting(
@@ -88,7 +90,7 @@ export class FaultStore {
     const scope: FaultScope = input.scope ?? 'app';
     const rule: FaultRule = {
       id,
-      method: (input.method ?? '*').toUpperCase(),
+      method,
       path: input.path,
       ...(header ? { header } : {}),
       action,
@@ -323,6 +325,14 @@ function deeperThan(value: unknown, levels: number): boolean {
   if (value === null || typeof value !== 'object') return false;
   if (levels === 0) return true;
   return Object.values(value).some((v) => deeperThan(v, levels - 1));
+}
+
+/** The rule's method, in capitals: `*` (also when absent) or one the routes answer. */
+function checkMethod(given: string | undefined): string {
+  const method = (given ?? '*').toUpperCase();
+  if (method === '*' || (FAULT_METHODS as readonly string[]).includes(method)) return method;
+  const shown = given!.length > 20 ? `${given!.slice(0, 20)}...` : given;
+  throw invalid(`body field 'method': '${shown}' is not a method a rule can match${didYouMean(method, FAULT_METHODS)}; one of ${FAULT_METHODS.join(', ')}, or * for any`);
 }
 
 /** Exactly one kind of action, so a rule never means two things. */

@@ -203,7 +203,7 @@ export async function readStateBody<S>(
 export type WorkerAnswer =
   | Exclude<StateBody, { kind: 'state' }>
   | { kind: 'state'; keys: string[]; scalars: Record<string, unknown> }
-  | { kind: 'error'; fixture: boolean; message: string };
+  | { kind: 'error'; fixture: boolean; message: string; problems?: readonly Problem[]; unlisted?: number | boolean };
 
 /** A slice of a section, or null once every slice has been sent. */
 export type WorkerSlice = { name: string; items: unknown[] } | null;
@@ -349,7 +349,7 @@ async function readInWorker(entry: WorkerEntry, body: Buffer, where: string, now
     post({ body, where, now }, owns ? [body.buffer as ArrayBuffer] : []);
     const answer = (await next()) as WorkerAnswer;
     if (answer.kind !== 'state') done();
-    if (answer.kind === 'error') throw answer.fixture ? new FixtureError(answer.message) : new Error(answer.message);
+    if (answer.kind === 'error') throw answer.fixture ? new FixtureError(answer.message, answer.problems, answer.unlisted) : new Error(answer.message);
     if (answer.kind !== 'state') return answer;
     const state = await receiveState(answer.keys, answer.scalars, post, next);
     done();
@@ -375,7 +375,7 @@ export type FolderAnswer =
       clockFile?: string;
       state?: { keys: string[]; scalars: Record<string, unknown> };
     }
-  | { kind: 'error'; fixture: boolean; message: string };
+  | { kind: 'error'; fixture: boolean; message: string; problems?: readonly Problem[]; unlisted?: number | boolean };
 
 /** How many bytes the folder's fixture files hold together (0 when it cannot be read: the read here says why). */
 async function folderBytes(dir: string): Promise<number> {
@@ -416,7 +416,7 @@ export async function inspectFolder<S>(
     const answer = (await next()) as FolderAnswer;
     if (answer.kind === 'error') {
       done();
-      throw answer.fixture ? new FixtureError(answer.message) : new Error(answer.message);
+      throw answer.fixture ? new FixtureError(answer.message, answer.problems, answer.unlisted) : new Error(answer.message);
     }
     const { problems, warnings, files, ignored, clockFile } = answer;
     const report: FolderReport<S> = {

@@ -91,7 +91,7 @@ describe('exit codes', () => {
     const { code, out, err } = await cli(['--prot', '9000']);
     expect(code).toBe(2);
     expect(out).toBe('');
-    expect(err).toBe("cloud-emulator: unknown option '--prot' (see --help)\n");
+    expect(err).toBe("cloud-emulator: unknown option '--prot' (did you mean '--port'?) (see --help)\n");
   });
 
   it('exits 2 naming every bad value, from the option or from the environment', async () => {

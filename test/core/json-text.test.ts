@@ -19,6 +19,10 @@ describe('JSON syntax errors with line and column', () => {
     ['{"a": "\\q"}', "1:8 unknown escape '\\q' in a string"],
     ['{"a": 1} {', "1:10 unexpected '{' after the end of the JSON value"],
     ['{"a": [1, 2}', "1:12 expected ',' or ']' after an array element, found '}'"],
+    // A missing comma at the end of a line is shown there, right after the value, not at the next line's token.
+    ['{\n  "a": 1\n  "b": 2\n}', "2:9 expected ',' or '}' after a property value, found '\"'"],
+    ['[\n  1\n\n  2\n]', "2:4 expected ',' or ']' after an array element, found '2'"],
+    ['{\n  "a": {"b": 1}\n  "c": 2\n}', "2:16 expected ',' or '}' after a property value, found '\"'"],
     ['{"a": [1, 2', '1:12 the text ends before an array is closed (a ] is missing)'],
     ['', '1:1 the text holds no JSON value'],
     ['{"a": -}', '1:7 a number needs digits'],

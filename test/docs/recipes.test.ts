@@ -35,6 +35,10 @@ await import(file);
 // vitest sets in every worker.
 const sandboxRecipe = recipe('vitest-sandbox');
 if (!sandboxRecipe.includes('process.env.VITEST_POOL_ID')) throw new Error(`${PAGE}: the sandbox recipe no longer names its sandbox after VITEST_POOL_ID`);
+// The port is chosen in one place, the global setup (a free one), and handed on in EMULATOR_URL.
+for (const [name, text] of [['vitest-sandbox', sandboxRecipe], ['vitest-concurrent', recipe('vitest-concurrent')]]) {
+  if (/:\d{2,5}\b/.test(text)) throw new Error(`${PAGE}: the ${name} recipe writes a port of its own: read EMULATOR_URL only`);
+}
 const sandboxFile = join(folder, 'vitest-sandbox-recipe.ts');
 writeFileSync(sandboxFile, sandboxRecipe);
 /** Imports a recipe's file with EMULATOR_URL set to `url` (the recipe reads it once, when imported). */

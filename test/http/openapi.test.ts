@@ -6,6 +6,7 @@ import { Ajv } from 'ajv';
 import { makeDemoApp } from '../helpers/app.js';
 import { checkResponse, documentPath } from '../helpers/conformance.js';
 import { fixtureJsonSchemaText } from '../../src/fixture-schema.js';
+import { INTERFACES } from '../../src/interfaces.js';
 
 let app: FastifyInstance;
 afterEach(async () => app?.close());
@@ -61,6 +62,16 @@ describe('the OpenAPI document', () => {
     const doc = await documentOf(app);
     expect(doc.openapi).toMatch(/^3\./);
     await expect(SwaggerParser.validate(structuredClone(doc) as never)).resolves.toBeTruthy();
+  });
+
+  it('lists every emulated interface of the list in its introduction, by name and base paths', async () => {
+    ({ app } = await makeDemoApp());
+    const { info } = (await documentOf(app)) as Document & { info: { description: string } };
+    for (const i of INTERFACES) {
+      const line = info.description.split('\n').find((l) => l.startsWith(`* **${i.label}** (`));
+      expect(line, i.label).toContain(`\`${i.prefix}\``);
+    }
+    expect(info.description).toContain('`/concerto/services/rest/Results/v1`');
   });
 
   it('describes the /sandbox/<name> prefix, as a second server and in words', async () => {

@@ -178,6 +178,9 @@ describe('a posted state read in a worker thread', () => {
     expect(await bad('{"__proto__": {}}')).toEqual({ status: 400, message: 'the body is not valid JSON' });
     expect(await bad('[]')).toEqual({ status: 400, message: 'body: expected a JSON object with the state sections (users, tokens, grids, ...)' });
     expect(await bad('{"grids": [{"id": "x"}]}')).toMatchObject({ status: 400, message: expect.stringContaining('body: $.grids[0].id: Expected integer') });
+    // Each problem on its own too, across the thread as on it.
+    const refused = await app!.inject({ method: 'PUT', url: '/_emulator/state', payload: '{"grids": [{"id": "x"}]}', headers: { 'content-type': 'application/json' } });
+    expect(refused.json().problems).toContainEqual({ path: '$.grids[0].id', message: 'Expected integer, got "x"', text: 'body: $.grids[0].id: Expected integer, got "x"' });
     expect((await bad('')).status).toBe(400);
     // The old state is kept after every refusal.
     expect((await app.inject({ url: '/_emulator/state' })).json().annotations).toHaveLength(state.annotations.length);
