@@ -223,13 +223,14 @@ export class ObjectStore {
     const known = this.knownType(type);
     const tenantId = this.tenantId(tenant);
     // Views are merged with what is stored beside them at once; stored objects are only listed.
-    const taken: ReadonlyArray<StoredObject & { readOnly?: boolean }> = this.views[known]
-      ? [...this.visible(known, tenant)]
-      : [...(this.stored.get(known)?.values() ?? [])].map((e) => e.object);
+    // The site configuration is one for every tenant, and there before it is stored.
+    const siteWide = known === SITE_CONFIGURATION;
+    const taken: ReadonlyArray<StoredObject & { readOnly?: boolean }> =
+      this.views[known] || siteWide ? [...this.visible(known, tenant)] : [...(this.stored.get(known)?.values() ?? [])].map((e) => e.object);
     const render = (object: StoredObject & { readOnly?: boolean }) => this.render(type, object, tenantId, details);
     return (function* () {
       for (const object of taken) {
-        if (object.tenant !== tenant || !matches(object, filter)) continue;
+        if ((!siteWide && object.tenant !== tenant) || !matches(object, filter)) continue;
         yield render(object);
       }
     })();

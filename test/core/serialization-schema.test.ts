@@ -41,7 +41,7 @@ describe('a response schema as its serializer is given it', () => {
   });
 
   it('writes a health answer with a seed the same as the declared schema does', () => {
-    const seed = { status: 'error', problems: [{ file: 'a.json', line: 1, column: 2, path: '$.x', message: 'm', text: 't' }], unlisted: true, loadedAt: '2026-01-01T00:00:00.000Z', checkedAt: '2026-01-01T00:00:00.000Z', watching: true };
+    const seed = { status: 'error', problems: [{ file: 'a.json', line: 1, column: 2, path: '$.x', message: 'm', text: 't' }], unlisted: true, loadedAt: '2026-01-01T00:00:00.000Z', checkedAt: '2026-01-01T00:00:00.000Z', watching: true, serving: 'fixtures' };
     expect(fastJson(serializationSchema(SeedStatusSchema))(seed)).toBe(fastJson(SeedStatusSchema)(seed));
   });
 });

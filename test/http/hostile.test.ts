@@ -85,7 +85,10 @@ function expectWellFormed(request: InjectOptions, res: LightMyRequestResponse): 
   if (res.statusCode >= 400 && request.method !== 'HEAD' && res.headers['x-emulator-fault'] === undefined) {
     expect(String(res.headers['content-type']), what).toMatch(/^application\/json/);
     const body = JSON.parse(res.body) as Record<string, unknown>;
-    expect(Object.keys(body).sort(), what).toEqual(['error', 'message', 'statusCode']);
+    // A refused state import also lists its problems (docs/control-api.md), beside the usual three.
+    const keys = Object.keys(body).sort();
+    if (String(request.url).split('?')[0] === '/_emulator/state' && keys.includes('problems')) expect(keys, what).toEqual(['error', 'message', 'problems', 'statusCode', 'unlisted']);
+    else expect(keys, what).toEqual(['error', 'message', 'statusCode']);
     expect(body.statusCode, what).toBe(res.statusCode);
     expect(typeof body.error, what).toBe('string');
     expect(typeof body.message === 'string' && body.message.length > 0, what).toBe(true);
