@@ -13,20 +13,16 @@ const DAY = 24 * HOUR;
 /** The longest range a query may span: beyond it the answer would be too coarse to mean anything. */
 export const MAX_RANGE_DAYS = 93;
 
-export const DRILLDOWNS = ['page-group', 'browser', 'country', 'ab-test', 'bandwith-block', 'beacon-type'] as const;
+export const DRILLDOWNS = ['page-group', 'browser', 'country', 'ab-test', 'bandwith-block', 'beacon-type', 'isp', 'connection-type', 'device-type', 'os'] as const;
 export type Drilldown = (typeof DRILLDOWNS)[number];
 
 /** Drill-downs the service knows and the model does not: a filter on one of them keeps no beacon. */
 const UNMODELLED = [
   'browser-family',
   'region',
-  'device-type',
   'device-model',
   'device-manufacturer',
-  'os',
   'os-family',
-  'connection-type',
-  'isp',
   'network-error-code',
   'site-version',
 ];

@@ -12,6 +12,7 @@ import {
   ERRORS,
   RumGenerator,
   SESSIONS_PER_BEACON,
+  SPLIT_DIMENSIONS,
   bounceAt,
   countOf,
   incidentsOf,
@@ -360,8 +361,12 @@ export class QueryStore {
     selection.country = pick(d.country, model.dimensions.country);
     selection.abTest = pick(d['ab-test'], model.dimensions.abTest);
     selection.bandwidth = pick(d['bandwith-block'], model.dimensions.bandwidth);
+    selection.isp = pick(d.isp, model.dimensions.isp);
+    selection.connectionType = pick(d['connection-type'], model.dimensions.connectionType);
+    selection.deviceType = pick(d['device-type'], model.dimensions.deviceType);
+    selection.os = pick(d.os, model.dimensions.os);
     if (d['beacon-type'] && !d['beacon-type'].includes('page view')) return { empty: true };
-    for (const key of ['pageGroup', 'browser', 'country', 'abTest', 'bandwidth'] as const) {
+    for (const key of ['pageGroup', ...SPLIT_DIMENSIONS] as const) {
       if (selection[key] === undefined) delete selection[key];
       else if (selection[key]!.length === 0) return { empty: true };
     }
@@ -729,6 +734,10 @@ const MODELLED_DIMENSIONS: Record<string, Dimension | 'beaconType'> = {
   ab_test: 'abTest',
   bw_block: 'bandwidth',
   beacon_type: 'beaconType',
+  isp: 'isp',
+  connection_type: 'connectionType',
+  device_type: 'deviceType',
+  os: 'os',
 };
 /** Dimensions the service has and the model does not: they answer no rows. */
 const SERVICE_DIMENSIONS = [
@@ -744,21 +753,17 @@ const SERVICE_DIMENSIONS = [
   'apperror_type',
   'boomerang_version',
   'browser_family',
-  'connection_type',
   'device',
   'device_manufacturer',
-  'device_type',
   'early_beacon',
   'full_url',
   'http_protocol',
   'ip_version',
-  'isp',
   'landing_page',
   'navigation_type',
   'network_error_code',
   'operating_system',
   'operating_system_with_version',
-  'os',
   'os_family',
   'site_version',
   'url',

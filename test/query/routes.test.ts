@@ -213,7 +213,7 @@ describe('the Query API: parameters', () => {
 
   it('the dimension and metrics of metrics-by-dimension are checked', async () => {
     expect((await get(`${SHOP}/metrics-by-dimension?dimension=some-fake-dimension`)).status).toBe(400);
-    expect((await get(`${SHOP}/metrics-by-dimension?dimension=device_type`)).body.data).toEqual([]);
+    expect((await get(`${SHOP}/metrics-by-dimension?dimension=device_manufacturer`)).body.data).toEqual([]);
     expect((await get(`${SHOP}/metrics-by-dimension?dimension=browser&metrics=nope`)).status).toBe(400);
   });
 
@@ -221,7 +221,7 @@ describe('the Query API: parameters', () => {
     const { body } = await get(`${SHOP}/timers-metrics?date-comparator=LastHour&timer=NoSuchTimer`);
     expect(body.values.map((v: { id: string }) => v.id)).toEqual(['PageLoad']);
     expect((await get(`${SHOP}/summary?country=ZZ`)).body.n).toBeNull();
-    expect((await get(`${SHOP}/summary?device-type=Mobile`)).body.n).toBeNull();
+    expect((await get(`${SHOP}/summary?device-model=iPhone`)).body.n).toBeNull();
   });
 
   it('a time zone moves the day', async () => {
