@@ -57,7 +57,14 @@ export interface QueryRequest {
   drilldowns: Partial<Record<Drilldown, string[]>>;
   /** A filter on a dimension the model does not have, or a custom dimension: no beacon matches. */
   unmodelledFilter: boolean;
+  /** The most rows of a breakdown (absent: every row). */
+  limit?: number;
+  /** The column a breakdown's rows are ordered by (absent: beacons, most first); checked by the store against the query's columns. */
+  sortby?: string;
 }
+
+/** The most rows `limit` may ask for. */
+export const MAX_LIMIT = 100_000;
 
 const badValue = (name: string, value: string, why: string) => invalid(`Invalid parameter: ${name} ${why}: ${value}`);
 
@@ -165,6 +172,8 @@ interface Given {
   dimension?: string;
   percentile?: string;
   seriesFormat?: string;
+  limit?: string;
+  sortby?: string;
   /** Repeatable: every value. */
   timer?: string[];
   metric?: string[];
@@ -230,7 +239,11 @@ function given(query: QueryQuery): Given {
         g.seriesFormat = first(value);
         break;
       case 'limit':
+        g.limit = first(value);
+        break;
       case 'sortby':
+        g.sortby = first(value);
+        break;
       case 'interval':
         break;
       default:
@@ -331,5 +344,7 @@ export function parseQuery(query: QueryQuery, now: number): QueryRequest {
     seriesJson: seriesFormat === 'json',
     drilldowns,
     unmodelledFilter: g.unmodelledFilter,
+    ...(g.limit !== undefined ? { limit: integer('limit', g.limit, 1, MAX_LIMIT) } : {}),
+    ...(g.sortby !== undefined ? { sortby: g.sortby } : {}),
   };
 }

@@ -55,6 +55,15 @@ export const QUERY_TYPES = [
   'metric-per-page-load-time',
 ] as const;
 export type QueryType = (typeof QUERY_TYPES)[number];
+/** The query types that answer rows of a breakdown: `limit` and `sortby` act on them, and are refused by the others. */
+const ROW_TYPES = ['page-groups', 'browsers', 'ab-tests', 'geography', 'bandwidth', 'metrics-by-dimension', 'dimension-values'] as const;
+
+/** Refuses `limit` and `sortby` on a query type without rows: they would change nothing. */
+function rowless(type: string, request: QueryRequest): void {
+  if (request.limit !== undefined) throw invalid(`Invalid parameter: limit applies only to ${ROW_TYPES.join(', ')}, not to ${type}: ${request.limit}`);
+  if (request.sortby !== undefined) throw invalid(`Invalid parameter: sortby applies only to ${ROW_TYPES.join(', ')}, not to ${type}: ${request.sortby}`);
+}
+
 /** Documented query types the emulator has no data for: they answer as the service does for no data. */
 export const EMPTY_QUERY_TYPES = ['dimension-over-time', 'app-error-summary'] as const;
 
@@ -377,6 +386,7 @@ export class QueryStore {
   async query(apiKey: string, type: QueryType, query: QueryQuery, tenant?: string): Promise<Record<string, unknown>> {
     const domain = this.domainOf(apiKey, tenant);
     const request = parseQuery(query, this.clock.now());
+    if (!(ROW_TYPES as readonly string[]).includes(type)) rowless(type, request);
     const gen = this.generatorOf(domain.id);
     const model = gen.model;
     const selection = this.selectionOf(model, request);
@@ -451,8 +461,10 @@ export class QueryStore {
       case 'browsers':
       case 'ab-tests': {
         const dimension: Dimension = type === 'page-groups' ? 'pageGroup' : type === 'browsers' ? 'browser' : 'abTest';
-        const rows = await this.breakdown(gen, timer, selection, dimension, fromMin, toMin, request.percentile);
-        const total = rows.reduce((sum, r) => sum + r.stats.n, 0);
+        const all = await this.breakdown(gen, timer, selection, dimension, fromMin, toMin, request.percentile);
+        // The share of each row is of every beacon the query keeps, whatever rows limit keeps.
+        const total = all.reduce((sum, r) => sum + r.stats.n, 0);
+        const rows = this.arranged(all, request, type === 'page-groups' ? 'page_group' : type === 'browsers' ? 'browser' : 'ab_test');
         const first = type === 'page-groups' ? 'Page Group' : type === 'browsers' ? 'User Agent' : 'Test Name';
         return {
           columnNames: [first, 'Median Time (ms)', 'MoE (ms)', 'Measurements', '% of total'],
@@ -460,11 +472,11 @@ export class QueryStore {
         };
       }
       case 'geography': {
-        const rows = await this.breakdown(gen, timer, selection, 'country', fromMin, toMin, request.percentile);
+        const rows = this.arranged(await this.breakdown(gen, timer, selection, 'country', fromMin, toMin, request.percentile), request, 'country');
         return { data: rows.map((r) => ({ country: r.name, timerN: String(r.stats.n), timerMedian: String(r.stats.median), timerID: timer.id })) };
       }
       case 'bandwidth': {
-        const rows = await this.breakdown(gen, timer, selection, 'bandwidth', fromMin, toMin, request.percentile);
+        const rows = this.arranged(await this.breakdown(gen, timer, selection, 'bandwidth', fromMin, toMin, request.percentile), request, 'bw_block');
         const aPoints = rows.map((r) => {
           const label = BANDWIDTH_LABELS[r.name] ?? r.name;
           return { x: label, y: r.stats.n, label, userdata: label };
@@ -515,9 +527,11 @@ export class QueryStore {
         if (dimension === undefined) throw invalid('Invalid parameter: dimension is required: (missing)');
         const modelled = MODELLED_DIMENSIONS[dimension];
         if (modelled === undefined && !SERVICE_DIMENSIONS.includes(dimension)) throw invalid(`Invalid parameter: dimension is not a dimension: ${dimension}`);
-        if (modelled === undefined) return { values: [] };
-        if (modelled === 'beaconType') return { values: ['page view'] };
-        const rows = await this.breakdown(gen, pageLoad, selection, modelled, fromMin, toMin, 50);
+        if (modelled === undefined || modelled === 'beaconType') {
+          const only = modelled === undefined ? [] : [{ name: 'page view', stats: { n: 1, median: 0 } }];
+          return { values: this.arranged(only, request, dimension).map((r) => r.name) };
+        }
+        const rows = this.arranged(await this.breakdown(gen, pageLoad, selection, modelled, fromMin, toMin, 50), request, dimension);
         return { values: rows.map((r) => r.name) };
       }
     }
@@ -527,6 +541,7 @@ export class QueryStore {
   emptyQuery(apiKey: string, type: (typeof EMPTY_QUERY_TYPES)[number], query: QueryQuery, tenant?: string): Record<string, unknown> {
     this.domainOf(apiKey, tenant);
     const request = parseQuery(query, this.clock.now());
+    if (type !== 'app-error-summary') rowless(type, request);
     if (type === 'app-error-summary') return { columnNames: ['Error', 'Count'], data: [] };
     const empty = request.seriesJson ? { series: [] } : jsLiteral({ series: [] });
     return { chartTitle: 'Dimension Over Time', chartTitleSuffix: null, datasetName: 'RumDimensionOverTime', reportType: 'RumDimensionOverTime', resultName: null, series: empty };
@@ -552,6 +567,33 @@ export class QueryStore {
       if (stats.n > 0) rows.push({ name: list[v].name, stats, block });
     }
     return rows.sort((a, b) => b.stats.n - a.stats.n || (a.name < b.name ? -1 : 1));
+  }
+
+  /**
+   * The rows of a breakdown as `sortby` and `limit` ask: `sortby` names a column (the
+   * dimension's own name sorts by name, A to Z; `beacons`, `page_load` and `extra`'s columns
+   * sort largest first, ties by beacons and name), absent: beacons, most first; `limit`
+   * keeps that many rows from the top.
+   */
+  private arranged<R extends { name: string; stats: { n: number; median: number } }>(
+    rows: R[],
+    request: QueryRequest,
+    dimension: string,
+    extra: Record<string, (row: R) => number> = {},
+  ): R[] {
+    const by = request.sortby;
+    let out = rows;
+    if (by !== undefined && by !== 'beacons') {
+      const known = [dimension, 'beacons', 'page_load', ...Object.keys(extra).filter((c) => c !== dimension && c !== 'beacons' && c !== 'page_load')];
+      if (!known.includes(by)) throw invalid(`Invalid parameter: sortby must be one of ${known.join(', ')}: ${by}`);
+      const tie = (a: R, b: R) => b.stats.n - a.stats.n || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+      if (by === dimension) out = [...rows].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      else {
+        const key = extra[by] ?? ((r: R) => r.stats.median);
+        out = [...rows].sort((a, b) => key(b) - key(a) || tie(a, b));
+      }
+    }
+    return request.limit === undefined ? out : out.slice(0, request.limit);
   }
 
   /** A metric's value over a block of page-load buckets. */
@@ -619,14 +661,18 @@ export class QueryStore {
       return id;
     });
     const columnNames = [dimension, ...columns];
-    if (modelled === undefined) return { columnNames, data: [] };
-    const pageLoad = model.timers[0];
     const value = (block: Float64Array, id: string) => (id === 'page_load' ? statsOf(block, request.percentile).median : this.metricValue(model, id, block));
+    // sortby may name any column: each sorts by its value in the row.
+    const extra: Record<string, (row: { block: Float64Array }) => number> = {};
+    columns.forEach((c, i) => (extra[c] = (row) => value(row.block, ids[i])));
+    if (modelled === undefined) return { columnNames, data: this.arranged([], request, dimension, extra) };
+    const pageLoad = model.timers[0];
     if (modelled === 'beaconType') {
       const block = await this.aggregate(gen, pageLoad, selection, fromMin, toMin);
-      return { columnNames, data: countOf(block) ? [['page view', ...ids.map((id) => value(block, id))]] : [] };
+      const only = countOf(block) ? [{ name: 'page view', stats: statsOf(block, request.percentile), block }] : [];
+      return { columnNames, data: this.arranged(only, request, dimension, extra).map((r) => [r.name, ...ids.map((id) => value(r.block, id))]) };
     }
-    const rows = await this.breakdown(gen, pageLoad, selection, modelled, fromMin, toMin, request.percentile);
+    const rows = this.arranged(await this.breakdown(gen, pageLoad, selection, modelled, fromMin, toMin, request.percentile), request, dimension, extra);
     return { columnNames, data: rows.map((r) => [r.name, ...ids.map((id) => value(r.block, id))]) };
   }
 
