@@ -61,7 +61,12 @@ export interface QueryRequest {
   limit?: number;
   /** The column a breakdown's rows are ordered by (absent: beacons, most first); checked by the store against the query's columns. */
   sortby?: string;
+  /** Minutes per point of a series over time (absent: by the range's length). */
+  interval?: number;
 }
+
+/** The most points `interval` may make a series have. */
+export const MAX_POINTS = 1440;
 
 /** The most rows `limit` may ask for. */
 export const MAX_LIMIT = 100_000;
@@ -174,6 +179,7 @@ interface Given {
   seriesFormat?: string;
   limit?: string;
   sortby?: string;
+  interval?: string;
   /** Repeatable: every value. */
   timer?: string[];
   metric?: string[];
@@ -245,6 +251,7 @@ function given(query: QueryQuery): Given {
         g.sortby = first(value);
         break;
       case 'interval':
+        g.interval = first(value);
         break;
       default:
         if (DRILLDOWN_SET.has(name)) (g.drilldowns ??= {})[name as Drilldown] = value;
@@ -304,6 +311,15 @@ export const NO_DRILLDOWNS: QueryRequest['drilldowns'] = Object.freeze({});
 /** Shared by every query without the parameter: frozen, so that nothing can change it. */
 const NO_VALUES = Object.freeze([]) as unknown as string[];
 
+/** The minutes per point `interval` asks for: a whole number of minutes that divides a day, giving at most MAX_POINTS points over the range. */
+function intervalOf(text: string, span: number): number {
+  const minutes = integer('interval', text, 1, DAY / MINUTE);
+  if ((DAY / MINUTE) % minutes !== 0) throw badValue('interval', text, 'must be a number of minutes that divides a day (1, 5, 15, 60, 1440, ...)');
+  const points = Math.ceil(span / (minutes * MINUTE));
+  if (points > MAX_POINTS) throw badValue('interval', text, `gives ${points} points over this range, more than ${MAX_POINTS}`);
+  return minutes;
+}
+
 /** Reads and checks every parameter of a query. */
 export function parseQuery(query: QueryQuery, now: number): QueryRequest {
   const g = given(query);
@@ -346,5 +362,6 @@ export function parseQuery(query: QueryQuery, now: number): QueryRequest {
     unmodelledFilter: g.unmodelledFilter,
     ...(g.limit !== undefined ? { limit: integer('limit', g.limit, 1, MAX_LIMIT) } : {}),
     ...(g.sortby !== undefined ? { sortby: g.sortby } : {}),
+    ...(g.interval !== undefined ? { interval: intervalOf(g.interval, to - from) } : {}),
   };
 }

@@ -64,6 +64,11 @@ function rowless(type: string, request: QueryRequest): void {
   if (request.sortby !== undefined) throw invalid(`Invalid parameter: sortby applies only to ${ROW_TYPES.join(', ')}, not to ${type}: ${request.sortby}`);
 }
 
+/** Refuses `interval` on a query type without a series over time. */
+function timeless(type: string, request: QueryRequest): void {
+  if (request.interval !== undefined) throw invalid(`Invalid parameter: interval applies only to by-minute, timers-metrics, not to ${type}: ${request.interval}`);
+}
+
 /** Documented query types the emulator has no data for: they answer as the service does for no data. */
 export const EMPTY_QUERY_TYPES = ['dimension-over-time', 'app-error-summary'] as const;
 
@@ -338,7 +343,7 @@ export class QueryStore {
   private steps(request: QueryRequest): { fromMin: number; toMin: number; step: number; points: number[]; end: (m: number) => number } {
     const { fromMin, toMin } = this.minutes(request);
     const span = (request.to - request.from) / MINUTE;
-    const step = span <= DAY_MINUTES ? 1 : span <= 7 * DAY_MINUTES ? 60 : DAY_MINUTES;
+    const step = request.interval ?? (span <= DAY_MINUTES ? 1 : span <= 7 * DAY_MINUTES ? 60 : DAY_MINUTES);
     // Points start on whole hours (days): the first one covers the part before the first
     // boundary, and every other one is a complete hour (day), which the cache keeps.
     const points: number[] = [];
@@ -387,6 +392,7 @@ export class QueryStore {
     const domain = this.domainOf(apiKey, tenant);
     const request = parseQuery(query, this.clock.now());
     if (!(ROW_TYPES as readonly string[]).includes(type)) rowless(type, request);
+    if (type !== 'by-minute' && type !== 'timers-metrics') timeless(type, request);
     const gen = this.generatorOf(domain.id);
     const model = gen.model;
     const selection = this.selectionOf(model, request);
@@ -542,6 +548,7 @@ export class QueryStore {
     this.domainOf(apiKey, tenant);
     const request = parseQuery(query, this.clock.now());
     if (type !== 'app-error-summary') rowless(type, request);
+    timeless(type, request);
     if (type === 'app-error-summary') return { columnNames: ['Error', 'Count'], data: [] };
     const empty = request.seriesJson ? { series: [] } : jsLiteral({ series: [] });
     return { chartTitle: 'Dimension Over Time', chartTitleSuffix: null, datasetName: 'RumDimensionOverTime', reportType: 'RumDimensionOverTime', resultName: null, series: empty };
