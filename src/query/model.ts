@@ -192,6 +192,34 @@ const DEFAULT_OPERATING_SYSTEMS = [
   ['Chrome OS', 0.04, 1.1],
 ] as const;
 
+/** The JavaScript errors of a page, and each one's share of all errors (app-error-summary). */
+export const APP_ERRORS: ReadonlyArray<readonly [string, number]> = [
+  ["Uncaught TypeError: Cannot read properties of undefined (reading 'length')", 0.24],
+  ['Script error.', 0.2],
+  ['Uncaught ReferenceError: dataLayer is not defined', 0.12],
+  ["TypeError: null is not an object (evaluating 'el.addEventListener')", 0.1],
+  ['ResizeObserver loop completed with undelivered notifications.', 0.09],
+  ['Uncaught (in promise) TypeError: Failed to fetch', 0.08],
+  ["Uncaught SyntaxError: Unexpected token '<'", 0.05],
+  ['ChunkLoadError: Loading chunk 482 failed.', 0.05],
+  ['Uncaught RangeError: Maximum call stack size exceeded', 0.04],
+  ['TypeError: undefined is not a function', 0.03],
+];
+
+/** `total` errors split over APP_ERRORS by cumulative rounding: the counts add up to `total` exactly. */
+export function appErrorCounts(total: number): Array<{ message: string; count: number }> {
+  const out: Array<{ message: string; count: number }> = [];
+  let cum = 0;
+  let before = 0;
+  for (let i = 0; i < APP_ERRORS.length; i++) {
+    cum += APP_ERRORS[i][1];
+    const upTo = i === APP_ERRORS.length - 1 ? total : round(total * cum);
+    out.push({ message: APP_ERRORS[i][0], count: upTo - before });
+    before = upTo;
+  }
+  return out;
+}
+
 const values = (rows: ReadonlyArray<readonly [string, number, number]>): DimensionValue[] =>
   rows.map(([name, share, loadTimeFactor]) => ({ name, share, loadTimeFactor }));
 

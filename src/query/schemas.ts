@@ -176,7 +176,7 @@ export const QueryQuerySchema = Type.Object(
     'connection-type': param('drill down to effective connection types: 4g, 3g, 2g, slow-2g, (No Value) (repeatable)'),
     'device-type': param('drill down to device types: Desktop, Mobile, Tablet (repeatable)'),
     os: param('drill down to operating systems (repeatable)'),
-    limit: param('the most rows of a breakdown, 1 to 100000 (page-groups, browsers, ab-tests, geography, bandwidth, metrics-by-dimension, dimension-values)'),
+    limit: param('the most rows of a breakdown, 1 to 100000 (page-groups, browsers, ab-tests, geography, bandwidth, metrics-by-dimension, dimension-values, app-error-summary)'),
     sortby: param("a breakdown's column to order its rows by: the dimension's name (A to Z), beacons (the default), page_load, or a metrics-by-dimension column (largest first)"),
     interval: param('by-minute and timers-metrics: minutes per point, a divisor of a day (1, 5, 15, 60, 1440, ...), at most 1440 points'),
   },

@@ -13,6 +13,7 @@ import {
   RumGenerator,
   SESSIONS_PER_BEACON,
   SPLIT_DIMENSIONS,
+  appErrorCounts,
   bounceAt,
   countOf,
   incidentsOf,
@@ -56,7 +57,7 @@ export const QUERY_TYPES = [
 ] as const;
 export type QueryType = (typeof QUERY_TYPES)[number];
 /** The query types that answer rows of a breakdown: `limit` and `sortby` act on them, and are refused by the others. */
-const ROW_TYPES = ['page-groups', 'browsers', 'ab-tests', 'geography', 'bandwidth', 'metrics-by-dimension', 'dimension-values'] as const;
+const ROW_TYPES = ['page-groups', 'browsers', 'ab-tests', 'geography', 'bandwidth', 'metrics-by-dimension', 'dimension-values', 'app-error-summary'] as const;
 
 /** Refuses `limit` and `sortby` on a query type without rows: they would change nothing. */
 function rowless(type: string, request: QueryRequest): void {
@@ -69,7 +70,7 @@ function timeless(type: string, request: QueryRequest): void {
   if (request.interval !== undefined) throw invalid(`Invalid parameter: interval applies only to by-minute, timers-metrics, not to ${type}: ${request.interval}`);
 }
 
-/** Documented query types the emulator has no data for: they answer as the service does for no data. */
+/** Documented query types answered by the route for the other types: app-error-summary from the model, dimension-over-time as the service does for no data. */
 export const EMPTY_QUERY_TYPES = ['dimension-over-time', 'app-error-summary'] as const;
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -543,15 +544,34 @@ export class QueryStore {
     }
   }
 
-  /** The answer of a documented query type the emulator has no data for. */
-  emptyQuery(apiKey: string, type: (typeof EMPTY_QUERY_TYPES)[number], query: QueryQuery, tenant?: string): Record<string, unknown> {
-    this.domainOf(apiKey, tenant);
+  /**
+   * The answer of the documented query types without a route of their own: `app-error-summary`
+   * from the model's errors, `dimension-over-time` what the service answers for no data.
+   */
+  async emptyQuery(apiKey: string, type: (typeof EMPTY_QUERY_TYPES)[number], query: QueryQuery, tenant?: string): Promise<Record<string, unknown>> {
+    const domain = this.domainOf(apiKey, tenant);
     const request = parseQuery(query, this.clock.now());
     if (type !== 'app-error-summary') rowless(type, request);
     timeless(type, request);
-    if (type === 'app-error-summary') return { columnNames: ['Error', 'Count'], data: [] };
+    if (type === 'app-error-summary') return await this.appErrorSummary(this.generatorOf(domain.id), request);
     const empty = request.seriesJson ? { series: [] } : jsLiteral({ series: [] });
     return { chartTitle: 'Dimension Over Time', chartTitleSuffix: null, datasetName: 'RumDimensionOverTime', reportType: 'RumDimensionOverTime', resultName: null, series: empty };
+  }
+
+  /**
+   * The JavaScript errors of the range, as the beacons the query keeps have them: each
+   * message with its count, most first (`sortby=Error`: A to Z), the counts adding up to the
+   * `AppErrors` of `timers-metrics`; an incident's errorFactor raises them all.
+   */
+  private async appErrorSummary(gen: RumGenerator, request: QueryRequest): Promise<Record<string, unknown>> {
+    const by = request.sortby ?? 'Count';
+    if (by !== 'Count' && by !== 'Error') throw invalid(`Invalid parameter: sortby must be one of Error, Count: ${by}`);
+    const { fromMin, toMin } = this.minutes(request);
+    const block = await this.aggregate(gen, gen.model.timers[0], this.selectionOf(gen.model, request), fromMin, toMin);
+    const rows = appErrorCounts(block[ERRORS]).filter((r) => r.count > 0);
+    rows.sort((a, b) => (by === 'Count' ? b.count - a.count : 0) || (a.message < b.message ? -1 : a.message > b.message ? 1 : 0));
+    const kept = request.limit === undefined ? rows : rows.slice(0, request.limit);
+    return { columnNames: ['Error', 'Count'], data: kept.map((r) => [r.message, r.count]) };
   }
 
   /** One row per value of a dimension that has beacons, most beacons first. */
