@@ -57,7 +57,7 @@ export const QUERY_TYPES = [
 ] as const;
 export type QueryType = (typeof QUERY_TYPES)[number];
 /** The query types that answer rows of a breakdown: `limit` and `sortby` act on them, and are refused by the others. */
-const ROW_TYPES = ['page-groups', 'browsers', 'ab-tests', 'geography', 'bandwidth', 'metrics-by-dimension', 'dimension-values', 'app-error-summary'] as const;
+const ROW_TYPES = ['page-groups', 'browsers', 'ab-tests', 'geography', 'bandwidth', 'metrics-by-dimension', 'dimension-values', 'app-error-summary', 'dimension-over-time'] as const;
 
 /** Refuses `limit` and `sortby` on a query type without rows: they would change nothing. */
 function rowless(type: string, request: QueryRequest): void {
@@ -67,10 +67,10 @@ function rowless(type: string, request: QueryRequest): void {
 
 /** Refuses `interval` on a query type without a series over time. */
 function timeless(type: string, request: QueryRequest): void {
-  if (request.interval !== undefined) throw invalid(`Invalid parameter: interval applies only to by-minute, timers-metrics, not to ${type}: ${request.interval}`);
+  if (request.interval !== undefined) throw invalid(`Invalid parameter: interval applies only to by-minute, timers-metrics, dimension-over-time, not to ${type}: ${request.interval}`);
 }
 
-/** Documented query types answered by the route for the other types: app-error-summary from the model, dimension-over-time as the service does for no data. */
+/** Documented query types answered by the route for the other types (app-error-summary, dimension-over-time), both from the model. */
 export const EMPTY_QUERY_TYPES = ['dimension-over-time', 'app-error-summary'] as const;
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -551,11 +551,59 @@ export class QueryStore {
   async emptyQuery(apiKey: string, type: (typeof EMPTY_QUERY_TYPES)[number], query: QueryQuery, tenant?: string): Promise<Record<string, unknown>> {
     const domain = this.domainOf(apiKey, tenant);
     const request = parseQuery(query, this.clock.now());
-    if (type !== 'app-error-summary') rowless(type, request);
-    timeless(type, request);
-    if (type === 'app-error-summary') return await this.appErrorSummary(this.generatorOf(domain.id), request);
-    const empty = request.seriesJson ? { series: [] } : jsLiteral({ series: [] });
-    return { chartTitle: 'Dimension Over Time', chartTitleSuffix: null, datasetName: 'RumDimensionOverTime', reportType: 'RumDimensionOverTime', resultName: null, series: empty };
+    if (type === 'app-error-summary') {
+      timeless(type, request);
+      return await this.appErrorSummary(this.generatorOf(domain.id), request);
+    }
+    return await this.dimensionOverTime(this.generatorOf(domain.id), request);
+  }
+
+  /**
+   * The beacons of each value of `dimension` per point of the range (spaced as by-minute's,
+   * or by `interval`): one series per value with beacons, most beacons first; `limit` keeps
+   * that many series. At every point the series add up to the beacons of the whole.
+   */
+  private async dimensionOverTime(gen: RumGenerator, request: QueryRequest): Promise<Record<string, unknown>> {
+    if (request.sortby !== undefined) throw invalid(`Invalid parameter: sortby does not apply to dimension-over-time (its series are ordered by beacons): ${request.sortby}`);
+    const dimension = request.dimension;
+    if (dimension === undefined) throw invalid('Invalid parameter: dimension is required: (missing)');
+    const modelled = MODELLED_DIMENSIONS[dimension];
+    if (modelled === undefined && !SERVICE_DIMENSIONS.includes(dimension)) throw invalid(`Invalid parameter: dimension is not a dimension: ${dimension}`);
+    const model = gen.model;
+    const selection = this.selectionOf(model, request);
+    const pageLoad = model.timers[0];
+    const { points, end } = this.steps(request);
+    const names = modelled === undefined ? [] : modelled === 'beaconType' ? ['page view'] : (modelled === 'pageGroup' ? model.pageGroups : model.dimensions[modelled]).map((v) => v.name);
+    const ys = names.map(() => [] as number[]);
+    if (modelled !== undefined) {
+      for (const m of points) {
+        const by = modelled === 'beaconType' ? undefined : modelled;
+        const blocks = await this.aggregate(gen, pageLoad, selection, m, end(m), by);
+        names.forEach((_, v) => ys[v].push(countOf(blocks.subarray(v * BLOCK_SIZE, (v + 1) * BLOCK_SIZE))));
+      }
+    }
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    let series = names
+      .map((name, v) => ({ name, total: sum(ys[v]), ys: ys[v] }))
+      .filter((r) => r.total > 0)
+      .sort((a, b) => b.total - a.total || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    if (request.limit !== undefined) series = series.slice(0, request.limit);
+    const body = {
+      series: series.map((r) => ({
+        name: r.name,
+        aPoints: points.map((m, i) => ({ x: m * MINUTE, y: r.ys[i] })),
+        pointCount: points.length,
+        statistics: statistics(r.ys),
+      })),
+    };
+    return {
+      chartTitle: 'Dimension Over Time',
+      chartTitleSuffix: null,
+      datasetName: 'RumDimensionOverTime',
+      reportType: 'RumDimensionOverTime',
+      resultName: null,
+      series: request.seriesJson ? body : jsLiteral(body),
+    };
   }
 
   /**

@@ -33,7 +33,7 @@ describe('the Query API: interval', () => {
     [{ interval: '7' }, 'by-minute', 'Invalid parameter: interval must be a number of minutes that divides a day (1, 5, 15, 60, 1440, ...): 7'],
     [{ interval: '0' }, 'by-minute', 'Invalid parameter: interval must be an integer from 1 to 1440: 0'],
     [{ interval: '1', 'date-comparator': 'Last7Days' }, 'timers-metrics', 'Invalid parameter: interval gives 10080 points over this range, more than 1440: 1'],
-    [{ interval: '60' }, 'summary', 'Invalid parameter: interval applies only to by-minute, timers-metrics, not to summary: 60'],
+    [{ interval: '60' }, 'summary', 'Invalid parameter: interval applies only to by-minute, timers-metrics, dimension-over-time, not to summary: 60'],
   ] as const)('%o on %s is refused with a message naming the problem', async (query, type, message) => {
     await expect(store().query('KEY-A', type, { 'date-comparator': 'LastHour', ...query })).rejects.toThrow(message);
   });

@@ -47,8 +47,8 @@ describe('the Query API: limit and sortby', () => {
     [{ limit: 'ten' }, 'page-groups', 'Invalid parameter: limit must be an integer from 1 to 100000: ten'],
     [{ sortby: 'nope' }, 'page-groups', 'Invalid parameter: sortby must be one of page_group, beacons, page_load: nope'],
     [{ sortby: 'sessions', dimension: 'browser', metrics: 'beacons' }, 'metrics-by-dimension', 'Invalid parameter: sortby must be one of browser, beacons, page_load: sessions'],
-    [{ limit: '5' }, 'summary', 'Invalid parameter: limit applies only to page-groups, browsers, ab-tests, geography, bandwidth, metrics-by-dimension, dimension-values, app-error-summary, not to summary: 5'],
-    [{ sortby: 'beacons' }, 'by-minute', 'Invalid parameter: sortby applies only to page-groups, browsers, ab-tests, geography, bandwidth, metrics-by-dimension, dimension-values, app-error-summary, not to by-minute: beacons'],
+    [{ limit: '5' }, 'summary', 'Invalid parameter: limit applies only to page-groups, browsers, ab-tests, geography, bandwidth, metrics-by-dimension, dimension-values, app-error-summary, dimension-over-time, not to summary: 5'],
+    [{ sortby: 'beacons' }, 'by-minute', 'Invalid parameter: sortby applies only to page-groups, browsers, ab-tests, geography, bandwidth, metrics-by-dimension, dimension-values, app-error-summary, dimension-over-time, not to by-minute: beacons'],
   ] as const)('%o on %s is refused with a message naming the problem', async (query, type, message) => {
     await expect(store().query('KEY-A', type, { ...DAY, ...query })).rejects.toThrow(message);
   });
