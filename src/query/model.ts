@@ -5,8 +5,9 @@ import type { IncidentSeed, RumModelSeed } from './schemas.js';
  * The real users of one domain, as numbers that are a pure function of the model, the
  * incidents and the minute: no sample is ever stored. Each minute's beacons are split over
  * the page groups, and each page group's beacons over fixed load-time buckets by the
- * log-normal distribution of the timer; browsers, countries, A/B tests and bandwidth blocks
- * then take their part of each bucket. Every split rounds cumulatively (the parts of a
+ * log-normal distribution of the timer; browsers, countries, A/B tests, bandwidth blocks,
+ * ISPs, connection types, device types and operating systems then take their part of each
+ * bucket. Every split rounds cumulatively (the parts of a
  * whole always add up to it exactly), so summaries, histograms, per-minute series and
  * drill-downs computed from the same buckets agree to the beacon.
  */
@@ -63,8 +64,12 @@ export interface DimensionValue {
   loadTimeFactor: number;
 }
 
-/** The drill-down dimensions, in the order a bucket is split by them. */
-export const SPLIT_DIMENSIONS = ['browser', 'country', 'abTest', 'bandwidth'] as const;
+/**
+ * The drill-down dimensions, in the order a bucket is split by them. Each has offset
+ * streams of its own (keyed by its name), so a dimension added at the end changes no
+ * number of a query that does not use it.
+ */
+export const SPLIT_DIMENSIONS = ['browser', 'country', 'abTest', 'bandwidth', 'isp', 'connectionType', 'deviceType', 'os'] as const;
 export type SplitDimension = (typeof SPLIT_DIMENSIONS)[number];
 export type Dimension = 'pageGroup' | SplitDimension;
 
@@ -150,6 +155,71 @@ const DEFAULT_COUNTRIES = [
   ['(No Value)', 0.02, 1.1],
 ] as const;
 
+const DEFAULT_ISPS = [
+  ['Comcast Cable', 0.17, 0.9],
+  ['AT&T Internet', 0.12, 1],
+  ['Verizon Wireless', 0.1, 1.15],
+  ['Charter Communications', 0.08, 0.95],
+  ['T-Mobile USA', 0.07, 1.25],
+  ['British Telecommunications', 0.06, 0.95],
+  ['Deutsche Telekom', 0.06, 0.9],
+  ['Orange', 0.05, 0.95],
+  ['Bharti Airtel', 0.04, 1.6],
+  ['Telstra', 0.04, 1.15],
+  ['NTT', 0.03, 0.85],
+  ['Vivo', 0.03, 1.45],
+  ['(No Value)', 0.15, 1.05],
+] as const;
+/** The effective connection types the browser reports; browsers without the Network Information API report none. */
+const DEFAULT_CONNECTION_TYPES = [
+  ['4g', 0.58, 0.95],
+  ['3g', 0.06, 1.7],
+  ['2g', 0.01, 3],
+  ['slow-2g', 0.005, 4.5],
+  ['(No Value)', 0.345, 1],
+] as const;
+const DEFAULT_DEVICE_TYPES = [
+  ['Desktop', 0.52, 0.9],
+  ['Mobile', 0.42, 1.15],
+  ['Tablet', 0.06, 1.05],
+] as const;
+const DEFAULT_OPERATING_SYSTEMS = [
+  ['Windows', 0.36, 0.95],
+  ['iOS', 0.25, 1.05],
+  ['Android', 0.19, 1.35],
+  ['Mac OS X', 0.12, 0.88],
+  ['Linux', 0.04, 0.95],
+  ['Chrome OS', 0.04, 1.1],
+] as const;
+
+/** The JavaScript errors of a page, and each one's share of all errors (app-error-summary). */
+export const APP_ERRORS: ReadonlyArray<readonly [string, number]> = [
+  ["Uncaught TypeError: Cannot read properties of undefined (reading 'length')", 0.24],
+  ['Script error.', 0.2],
+  ['Uncaught ReferenceError: dataLayer is not defined', 0.12],
+  ["TypeError: null is not an object (evaluating 'el.addEventListener')", 0.1],
+  ['ResizeObserver loop completed with undelivered notifications.', 0.09],
+  ['Uncaught (in promise) TypeError: Failed to fetch', 0.08],
+  ["Uncaught SyntaxError: Unexpected token '<'", 0.05],
+  ['ChunkLoadError: Loading chunk 482 failed.', 0.05],
+  ['Uncaught RangeError: Maximum call stack size exceeded', 0.04],
+  ['TypeError: undefined is not a function', 0.03],
+];
+
+/** `total` errors split over APP_ERRORS by cumulative rounding: the counts add up to `total` exactly. */
+export function appErrorCounts(total: number): Array<{ message: string; count: number }> {
+  const out: Array<{ message: string; count: number }> = [];
+  let cum = 0;
+  let before = 0;
+  for (let i = 0; i < APP_ERRORS.length; i++) {
+    cum += APP_ERRORS[i][1];
+    const upTo = i === APP_ERRORS.length - 1 ? total : round(total * cum);
+    out.push({ message: APP_ERRORS[i][0], count: upTo - before });
+    before = upTo;
+  }
+  return out;
+}
+
 const values = (rows: ReadonlyArray<readonly [string, number, number]>): DimensionValue[] =>
   rows.map(([name, share, loadTimeFactor]) => ({ name, share, loadTimeFactor }));
 
@@ -204,6 +274,10 @@ export function modelOf(domainId: number, seed: RumModelSeed | undefined): RumMo
       country: pick(seed?.countries, values(DEFAULT_COUNTRIES)),
       abTest: normalised(abTests),
       bandwidth: BANDWIDTH_BLOCKS.slice(),
+      isp: pick(seed?.isps, values(DEFAULT_ISPS)),
+      connectionType: pick(seed?.connectionTypes, values(DEFAULT_CONNECTION_TYPES)),
+      deviceType: pick(seed?.deviceTypes, values(DEFAULT_DEVICE_TYPES)),
+      os: pick(seed?.operatingSystems, values(DEFAULT_OPERATING_SYSTEMS)),
     },
     timers,
     customMetrics,
@@ -264,6 +338,10 @@ export interface Selection {
   country?: readonly number[];
   abTest?: readonly number[];
   bandwidth?: readonly number[];
+  isp?: readonly number[];
+  connectionType?: readonly number[];
+  deviceType?: readonly number[];
+  os?: readonly number[];
   empty?: boolean;
 }
 

@@ -13,20 +13,16 @@ const DAY = 24 * HOUR;
 /** The longest range a query may span: beyond it the answer would be too coarse to mean anything. */
 export const MAX_RANGE_DAYS = 93;
 
-export const DRILLDOWNS = ['page-group', 'browser', 'country', 'ab-test', 'bandwith-block', 'beacon-type'] as const;
+export const DRILLDOWNS = ['page-group', 'browser', 'country', 'ab-test', 'bandwith-block', 'beacon-type', 'isp', 'connection-type', 'device-type', 'os'] as const;
 export type Drilldown = (typeof DRILLDOWNS)[number];
 
 /** Drill-downs the service knows and the model does not: a filter on one of them keeps no beacon. */
 const UNMODELLED = [
   'browser-family',
   'region',
-  'device-type',
   'device-model',
   'device-manufacturer',
-  'os',
   'os-family',
-  'connection-type',
-  'isp',
   'network-error-code',
   'site-version',
 ];
@@ -61,7 +57,19 @@ export interface QueryRequest {
   drilldowns: Partial<Record<Drilldown, string[]>>;
   /** A filter on a dimension the model does not have, or a custom dimension: no beacon matches. */
   unmodelledFilter: boolean;
+  /** The most rows of a breakdown (absent: every row). */
+  limit?: number;
+  /** The column a breakdown's rows are ordered by (absent: beacons, most first); checked by the store against the query's columns. */
+  sortby?: string;
+  /** Minutes per point of a series over time (absent: by the range's length). */
+  interval?: number;
 }
+
+/** The most points `interval` may make a series have. */
+export const MAX_POINTS = 1440;
+
+/** The most rows `limit` may ask for. */
+export const MAX_LIMIT = 100_000;
 
 const badValue = (name: string, value: string, why: string) => invalid(`Invalid parameter: ${name} ${why}: ${value}`);
 
@@ -169,6 +177,9 @@ interface Given {
   dimension?: string;
   percentile?: string;
   seriesFormat?: string;
+  limit?: string;
+  sortby?: string;
+  interval?: string;
   /** Repeatable: every value. */
   timer?: string[];
   metric?: string[];
@@ -234,8 +245,13 @@ function given(query: QueryQuery): Given {
         g.seriesFormat = first(value);
         break;
       case 'limit':
+        g.limit = first(value);
+        break;
       case 'sortby':
+        g.sortby = first(value);
+        break;
       case 'interval':
+        g.interval = first(value);
         break;
       default:
         if (DRILLDOWN_SET.has(name)) (g.drilldowns ??= {})[name as Drilldown] = value;
@@ -295,6 +311,15 @@ export const NO_DRILLDOWNS: QueryRequest['drilldowns'] = Object.freeze({});
 /** Shared by every query without the parameter: frozen, so that nothing can change it. */
 const NO_VALUES = Object.freeze([]) as unknown as string[];
 
+/** The minutes per point `interval` asks for: a whole number of minutes that divides a day, giving at most MAX_POINTS points over the range. */
+function intervalOf(text: string, span: number): number {
+  const minutes = integer('interval', text, 1, DAY / MINUTE);
+  if ((DAY / MINUTE) % minutes !== 0) throw badValue('interval', text, 'must be a number of minutes that divides a day (1, 5, 15, 60, 1440, ...)');
+  const points = Math.ceil(span / (minutes * MINUTE));
+  if (points > MAX_POINTS) throw badValue('interval', text, `gives ${points} points over this range, more than ${MAX_POINTS}`);
+  return minutes;
+}
+
 /** Reads and checks every parameter of a query. */
 export function parseQuery(query: QueryQuery, now: number): QueryRequest {
   const g = given(query);
@@ -335,5 +360,8 @@ export function parseQuery(query: QueryQuery, now: number): QueryRequest {
     seriesJson: seriesFormat === 'json',
     drilldowns,
     unmodelledFilter: g.unmodelledFilter,
+    ...(g.limit !== undefined ? { limit: integer('limit', g.limit, 1, MAX_LIMIT) } : {}),
+    ...(g.sortby !== undefined ? { sortby: g.sortby } : {}),
+    ...(g.interval !== undefined ? { interval: intervalOf(g.interval, to - from) } : {}),
   };
 }

@@ -146,7 +146,7 @@ export const queryRoutes: FastifyPluginAsyncTypebox<QueryOptions> = async (app, 
     {
       schema: {
         tags,
-        summary: 'Other documented query types (dimension-over-time, app-error-summary): what the service answers for no data',
+        summary: 'Other documented query types: app-error-summary (the JavaScript errors and their counts), dimension-over-time (the beacons of each value of a dimension over time)',
         params: QueryParamsSchema,
         querystring: QueryQuerySchema,
         response: { 200: Type.Union([ChartSchema, TableSchema]), ...errors },

@@ -34,6 +34,10 @@ export const RumModelSeedSchema = Type.Object(
     browsers: Type.Optional(Type.Array(DimensionValueSchema('browser, e.g. Chrome/120'), { minItems: 1, maxItems: 50 })),
     countries: Type.Optional(Type.Array(DimensionValueSchema('ISO 3166 alpha-2 country code'), { minItems: 1, maxItems: 50 })),
     abTests: Type.Optional(Type.Array(DimensionValueSchema('A/B test name'), { maxItems: 20 })),
+    isps: Type.Optional(Type.Array(DimensionValueSchema('internet service provider, e.g. Comcast Cable'), { minItems: 1, maxItems: 50 })),
+    connectionTypes: Type.Optional(Type.Array(DimensionValueSchema('effective connection type, e.g. 4g'), { minItems: 1, maxItems: 20 })),
+    deviceTypes: Type.Optional(Type.Array(DimensionValueSchema('device type, e.g. Mobile'), { minItems: 1, maxItems: 20 })),
+    operatingSystems: Type.Optional(Type.Array(DimensionValueSchema('operating system, e.g. Android'), { minItems: 1, maxItems: 50 })),
     customTimers: Type.Optional(
       Type.Array(
         Type.Object(
@@ -159,7 +163,7 @@ export const QueryQuerySchema = Type.Object(
     'custom-timer': param('a custom timer by name'),
     metric: param('Beacons (default), AppErrors, ErrorsPerPage, Sessions, BounceRate, CustomMetric<n>; repeatable on timers-metrics'),
     metrics: param('metrics-by-dimension: comma-separated column names'),
-    dimension: param('metrics-by-dimension and dimension-values: page_group, browser, country, ab_test, bw_block, beacon_type'),
+    dimension: param('metrics-by-dimension, dimension-values and dimension-over-time: page_group, browser, country, ab_test, bw_block, beacon_type, isp, connection_type, device_type, os'),
     percentile: param('1 to 99 (default 50)'),
     'series-format': param('js (default: the series as a JavaScript literal in a string) or json'),
     'page-group': param('drill down to page groups (repeatable)'),
@@ -168,9 +172,13 @@ export const QueryQuerySchema = Type.Object(
     'ab-test': param('drill down to A/B tests (repeatable)'),
     'bandwith-block': param('drill down to bandwidth blocks 0 to 6 (the service spells it so)'),
     'beacon-type': param('drill down to beacon types; every modelled beacon is a "page view"'),
-    limit: param('accepted, not applied'),
-    sortby: param('accepted, not applied'),
-    interval: param('accepted, not applied'),
+    isp: param('drill down to internet service providers (repeatable)'),
+    'connection-type': param('drill down to effective connection types: 4g, 3g, 2g, slow-2g, (No Value) (repeatable)'),
+    'device-type': param('drill down to device types: Desktop, Mobile, Tablet (repeatable)'),
+    os: param('drill down to operating systems (repeatable)'),
+    limit: param('the most rows of a breakdown, 1 to 100000 (page-groups, browsers, ab-tests, geography, bandwidth, metrics-by-dimension, dimension-values, app-error-summary; the series of dimension-over-time)'),
+    sortby: param("a breakdown's column to order its rows by: the dimension's name (A to Z), beacons (the default), page_load, or a metrics-by-dimension column (largest first)"),
+    interval: param('by-minute, timers-metrics and dimension-over-time: minutes per point, a divisor of a day (1, 5, 15, 60, 1440, ...), at most 1440 points'),
   },
   { additionalProperties: true },
 );

@@ -12,6 +12,8 @@ import {
   ERRORS,
   RumGenerator,
   SESSIONS_PER_BEACON,
+  SPLIT_DIMENSIONS,
+  appErrorCounts,
   bounceAt,
   countOf,
   incidentsOf,
@@ -57,7 +59,21 @@ export const QUERY_TYPES = [
   'metric-per-page-load-time',
 ] as const;
 export type QueryType = (typeof QUERY_TYPES)[number];
-/** Documented query types the emulator has no data for: they answer as the service does for no data. */
+/** The query types that answer rows of a breakdown: `limit` and `sortby` act on them, and are refused by the others. */
+const ROW_TYPES = ['page-groups', 'browsers', 'ab-tests', 'geography', 'bandwidth', 'metrics-by-dimension', 'dimension-values', 'app-error-summary', 'dimension-over-time'] as const;
+
+/** Refuses `limit` and `sortby` on a query type without rows: they would change nothing. */
+function rowless(type: string, request: QueryRequest): void {
+  if (request.limit !== undefined) throw invalid(`Invalid parameter: limit applies only to ${ROW_TYPES.join(', ')}, not to ${type}: ${request.limit}`);
+  if (request.sortby !== undefined) throw invalid(`Invalid parameter: sortby applies only to ${ROW_TYPES.join(', ')}, not to ${type}: ${request.sortby}`);
+}
+
+/** Refuses `interval` on a query type without a series over time. */
+function timeless(type: string, request: QueryRequest): void {
+  if (request.interval !== undefined) throw invalid(`Invalid parameter: interval applies only to by-minute, timers-metrics, dimension-over-time, not to ${type}: ${request.interval}`);
+}
+
+/** Documented query types answered by the route for the other types (app-error-summary, dimension-over-time), both from the model. */
 export const EMPTY_QUERY_TYPES = ['dimension-over-time', 'app-error-summary'] as const;
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -380,7 +396,7 @@ export class QueryStore {
   private steps(request: QueryRequest): { fromMin: number; toMin: number; step: number; points: number[]; end: (m: number) => number } {
     const { fromMin, toMin } = this.minutes(request);
     const span = (request.to - request.from) / MINUTE;
-    const step = span <= DAY_MINUTES ? 1 : span <= 7 * DAY_MINUTES ? 60 : DAY_MINUTES;
+    const step = request.interval ?? (span <= DAY_MINUTES ? 1 : span <= 7 * DAY_MINUTES ? 60 : DAY_MINUTES);
     // Points start on whole hours (days): the first one covers the part before the first
     // boundary, and every other one is a complete hour (day), which the cache keeps.
     const points: number[] = [];
@@ -412,8 +428,12 @@ export class QueryStore {
     selection.country = pick(d.country, model.dimensions.country);
     selection.abTest = pick(d['ab-test'], model.dimensions.abTest);
     selection.bandwidth = pick(d['bandwith-block'], model.dimensions.bandwidth);
+    selection.isp = pick(d.isp, model.dimensions.isp);
+    selection.connectionType = pick(d['connection-type'], model.dimensions.connectionType);
+    selection.deviceType = pick(d['device-type'], model.dimensions.deviceType);
+    selection.os = pick(d.os, model.dimensions.os);
     if (d['beacon-type'] && !d['beacon-type'].includes('page view')) return { empty: true };
-    for (const key of ['pageGroup', 'browser', 'country', 'abTest', 'bandwidth'] as const) {
+    for (const key of ['pageGroup', ...SPLIT_DIMENSIONS] as const) {
       if (selection[key] === undefined) delete selection[key];
       else if (selection[key]!.length === 0) return { empty: true };
     }
@@ -424,6 +444,8 @@ export class QueryStore {
   async query(apiKey: string, type: QueryType, query: QueryQuery, tenant?: string): Promise<Record<string, unknown>> {
     const domain = this.domainOf(apiKey, tenant);
     const request = parseQuery(query, this.clock.now());
+    if (!(ROW_TYPES as readonly string[]).includes(type)) rowless(type, request);
+    if (type !== 'by-minute' && type !== 'timers-metrics') timeless(type, request);
     const gen = this.generatorOf(domain.id);
     const model = gen.model;
     const selection = this.selectionOf(model, request);
@@ -498,8 +520,10 @@ export class QueryStore {
       case 'browsers':
       case 'ab-tests': {
         const dimension: Dimension = type === 'page-groups' ? 'pageGroup' : type === 'browsers' ? 'browser' : 'abTest';
-        const rows = await this.breakdown(gen, timer, selection, dimension, fromMin, toMin, request.percentile);
-        const total = rows.reduce((sum, r) => sum + r.stats.n, 0);
+        const all = await this.breakdown(gen, timer, selection, dimension, fromMin, toMin, request.percentile);
+        // The share of each row is of every beacon the query keeps, whatever rows limit keeps.
+        const total = all.reduce((sum, r) => sum + r.stats.n, 0);
+        const rows = this.arranged(all, request, type === 'page-groups' ? 'page_group' : type === 'browsers' ? 'browser' : 'ab_test');
         const first = type === 'page-groups' ? 'Page Group' : type === 'browsers' ? 'User Agent' : 'Test Name';
         return {
           columnNames: [first, 'Median Time (ms)', 'MoE (ms)', 'Measurements', '% of total'],
@@ -507,11 +531,11 @@ export class QueryStore {
         };
       }
       case 'geography': {
-        const rows = await this.breakdown(gen, timer, selection, 'country', fromMin, toMin, request.percentile);
+        const rows = this.arranged(await this.breakdown(gen, timer, selection, 'country', fromMin, toMin, request.percentile), request, 'country');
         return { data: rows.map((r) => ({ country: r.name, timerN: String(r.stats.n), timerMedian: String(r.stats.median), timerID: timer.id })) };
       }
       case 'bandwidth': {
-        const rows = await this.breakdown(gen, timer, selection, 'bandwidth', fromMin, toMin, request.percentile);
+        const rows = this.arranged(await this.breakdown(gen, timer, selection, 'bandwidth', fromMin, toMin, request.percentile), request, 'bw_block');
         const aPoints = rows.map((r) => {
           const label = BANDWIDTH_LABELS[r.name] ?? r.name;
           return { x: label, y: r.stats.n, label, userdata: label };
@@ -562,21 +586,92 @@ export class QueryStore {
         if (dimension === undefined) throw invalid('Invalid parameter: dimension is required: (missing)');
         const modelled = MODELLED_DIMENSIONS[dimension];
         if (modelled === undefined && !SERVICE_DIMENSIONS.includes(dimension)) throw invalid(`Invalid parameter: dimension is not a dimension: ${dimension}`);
-        if (modelled === undefined) return { values: [] };
-        if (modelled === 'beaconType') return { values: ['page view'] };
-        const rows = await this.breakdown(gen, pageLoad, selection, modelled, fromMin, toMin, 50);
+        if (modelled === undefined || modelled === 'beaconType') {
+          const only = modelled === undefined ? [] : [{ name: 'page view', stats: { n: 1, median: 0 } }];
+          return { values: this.arranged(only, request, dimension).map((r) => r.name) };
+        }
+        const rows = this.arranged(await this.breakdown(gen, pageLoad, selection, modelled, fromMin, toMin, 50), request, dimension);
         return { values: rows.map((r) => r.name) };
       }
     }
   }
 
-  /** The answer of a documented query type the emulator has no data for. */
-  emptyQuery(apiKey: string, type: (typeof EMPTY_QUERY_TYPES)[number], query: QueryQuery, tenant?: string): Record<string, unknown> {
-    this.domainOf(apiKey, tenant);
+  /**
+   * The answer of the documented query types without a route of their own: `app-error-summary`
+   * from the model's errors, `dimension-over-time` what the service answers for no data.
+   */
+  async emptyQuery(apiKey: string, type: (typeof EMPTY_QUERY_TYPES)[number], query: QueryQuery, tenant?: string): Promise<Record<string, unknown>> {
+    const domain = this.domainOf(apiKey, tenant);
     const request = parseQuery(query, this.clock.now());
-    if (type === 'app-error-summary') return { columnNames: ['Error', 'Count'], data: [] };
-    const empty = request.seriesJson ? { series: [] } : jsLiteral({ series: [] });
-    return { chartTitle: 'Dimension Over Time', chartTitleSuffix: null, datasetName: 'RumDimensionOverTime', reportType: 'RumDimensionOverTime', resultName: null, series: empty };
+    if (type === 'app-error-summary') {
+      timeless(type, request);
+      return await this.appErrorSummary(this.generatorOf(domain.id), request);
+    }
+    return await this.dimensionOverTime(this.generatorOf(domain.id), request);
+  }
+
+  /**
+   * The beacons of each value of `dimension` per point of the range (spaced as by-minute's,
+   * or by `interval`): one series per value with beacons, most beacons first; `limit` keeps
+   * that many series. At every point the series add up to the beacons of the whole.
+   */
+  private async dimensionOverTime(gen: RumGenerator, request: QueryRequest): Promise<Record<string, unknown>> {
+    if (request.sortby !== undefined) throw invalid(`Invalid parameter: sortby does not apply to dimension-over-time (its series are ordered by beacons): ${request.sortby}`);
+    const dimension = request.dimension;
+    if (dimension === undefined) throw invalid('Invalid parameter: dimension is required: (missing)');
+    const modelled = MODELLED_DIMENSIONS[dimension];
+    if (modelled === undefined && !SERVICE_DIMENSIONS.includes(dimension)) throw invalid(`Invalid parameter: dimension is not a dimension: ${dimension}`);
+    const model = gen.model;
+    const selection = this.selectionOf(model, request);
+    const pageLoad = model.timers[0];
+    const { points, end } = this.steps(request);
+    const names = modelled === undefined ? [] : modelled === 'beaconType' ? ['page view'] : (modelled === 'pageGroup' ? model.pageGroups : model.dimensions[modelled]).map((v) => v.name);
+    const ys = names.map(() => [] as number[]);
+    if (modelled !== undefined) {
+      for (const m of points) {
+        const by = modelled === 'beaconType' ? undefined : modelled;
+        const blocks = await this.aggregate(gen, pageLoad, selection, m, end(m), by);
+        names.forEach((_, v) => ys[v].push(countOf(blocks.subarray(v * BLOCK_SIZE, (v + 1) * BLOCK_SIZE))));
+      }
+    }
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    let series = names
+      .map((name, v) => ({ name, total: sum(ys[v]), ys: ys[v] }))
+      .filter((r) => r.total > 0)
+      .sort((a, b) => b.total - a.total || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    if (request.limit !== undefined) series = series.slice(0, request.limit);
+    const body = {
+      series: series.map((r) => ({
+        name: r.name,
+        aPoints: points.map((m, i) => ({ x: m * MINUTE, y: r.ys[i] })),
+        pointCount: points.length,
+        statistics: statistics(r.ys),
+      })),
+    };
+    return {
+      chartTitle: 'Dimension Over Time',
+      chartTitleSuffix: null,
+      datasetName: 'RumDimensionOverTime',
+      reportType: 'RumDimensionOverTime',
+      resultName: null,
+      series: request.seriesJson ? body : jsLiteral(body),
+    };
+  }
+
+  /**
+   * The JavaScript errors of the range, as the beacons the query keeps have them: each
+   * message with its count, most first (`sortby=Error`: A to Z), the counts adding up to the
+   * `AppErrors` of `timers-metrics`; an incident's errorFactor raises them all.
+   */
+  private async appErrorSummary(gen: RumGenerator, request: QueryRequest): Promise<Record<string, unknown>> {
+    const by = request.sortby ?? 'Count';
+    if (by !== 'Count' && by !== 'Error') throw invalid(`Invalid parameter: sortby must be one of Error, Count: ${by}`);
+    const { fromMin, toMin } = this.minutes(request);
+    const block = await this.aggregate(gen, gen.model.timers[0], this.selectionOf(gen.model, request), fromMin, toMin);
+    const rows = appErrorCounts(block[ERRORS]).filter((r) => r.count > 0);
+    rows.sort((a, b) => (by === 'Count' ? b.count - a.count : 0) || (a.message < b.message ? -1 : a.message > b.message ? 1 : 0));
+    const kept = request.limit === undefined ? rows : rows.slice(0, request.limit);
+    return { columnNames: ['Error', 'Count'], data: kept.map((r) => [r.message, r.count]) };
   }
 
   /** One row per value of a dimension that has beacons, most beacons first. */
@@ -599,6 +694,33 @@ export class QueryStore {
       if (stats.n > 0) rows.push({ name: list[v].name, stats, block });
     }
     return rows.sort((a, b) => b.stats.n - a.stats.n || (a.name < b.name ? -1 : 1));
+  }
+
+  /**
+   * The rows of a breakdown as `sortby` and `limit` ask: `sortby` names a column (the
+   * dimension's own name sorts by name, A to Z; `beacons`, `page_load` and `extra`'s columns
+   * sort largest first, ties by beacons and name), absent: beacons, most first; `limit`
+   * keeps that many rows from the top.
+   */
+  private arranged<R extends { name: string; stats: { n: number; median: number } }>(
+    rows: R[],
+    request: QueryRequest,
+    dimension: string,
+    extra: Record<string, (row: R) => number> = {},
+  ): R[] {
+    const by = request.sortby;
+    let out = rows;
+    if (by !== undefined && by !== 'beacons') {
+      const known = [dimension, 'beacons', 'page_load', ...Object.keys(extra).filter((c) => c !== dimension && c !== 'beacons' && c !== 'page_load')];
+      if (!known.includes(by)) throw invalid(`Invalid parameter: sortby must be one of ${known.join(', ')}: ${by}`);
+      const tie = (a: R, b: R) => b.stats.n - a.stats.n || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+      if (by === dimension) out = [...rows].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      else {
+        const key = extra[by] ?? ((r: R) => r.stats.median);
+        out = [...rows].sort((a, b) => key(b) - key(a) || tie(a, b));
+      }
+    }
+    return request.limit === undefined ? out : out.slice(0, request.limit);
   }
 
   /** A metric's value over a block of page-load buckets. */
@@ -666,14 +788,18 @@ export class QueryStore {
       return id;
     });
     const columnNames = [dimension, ...columns];
-    if (modelled === undefined) return { columnNames, data: [] };
-    const pageLoad = model.timers[0];
     const value = (block: Float64Array, id: string) => (id === 'page_load' ? statsOf(block, request.percentile).median : this.metricValue(model, id, block));
+    // sortby may name any column: each sorts by its value in the row.
+    const extra: Record<string, (row: { block: Float64Array }) => number> = {};
+    columns.forEach((c, i) => (extra[c] = (row) => value(row.block, ids[i])));
+    if (modelled === undefined) return { columnNames, data: this.arranged([], request, dimension, extra) };
+    const pageLoad = model.timers[0];
     if (modelled === 'beaconType') {
       const block = await this.aggregate(gen, pageLoad, selection, fromMin, toMin);
-      return { columnNames, data: countOf(block) ? [['page view', ...ids.map((id) => value(block, id))]] : [] };
+      const only = countOf(block) ? [{ name: 'page view', stats: statsOf(block, request.percentile), block }] : [];
+      return { columnNames, data: this.arranged(only, request, dimension, extra).map((r) => [r.name, ...ids.map((id) => value(r.block, id))]) };
     }
-    const rows = await this.breakdown(gen, pageLoad, selection, modelled, fromMin, toMin, request.percentile);
+    const rows = this.arranged(await this.breakdown(gen, pageLoad, selection, modelled, fromMin, toMin, request.percentile), request, dimension, extra);
     return { columnNames, data: rows.map((r) => [r.name, ...ids.map((id) => value(r.block, id))]) };
   }
 
@@ -782,6 +908,10 @@ const MODELLED_DIMENSIONS: Record<string, Dimension | 'beaconType'> = {
   ab_test: 'abTest',
   bw_block: 'bandwidth',
   beacon_type: 'beaconType',
+  isp: 'isp',
+  connection_type: 'connectionType',
+  device_type: 'deviceType',
+  os: 'os',
 };
 /** Dimensions the service has and the model does not: they answer no rows. */
 const SERVICE_DIMENSIONS = [
@@ -797,21 +927,17 @@ const SERVICE_DIMENSIONS = [
   'apperror_type',
   'boomerang_version',
   'browser_family',
-  'connection_type',
   'device',
   'device_manufacturer',
-  'device_type',
   'early_beacon',
   'full_url',
   'http_protocol',
   'ip_version',
-  'isp',
   'landing_page',
   'navigation_type',
   'network_error_code',
   'operating_system',
   'operating_system_with_version',
-  'os',
   'os_family',
   'site_version',
   'url',
