@@ -19,8 +19,11 @@
 // server with the loop monitor): (e) GET of a repository type holding ~15 MiB of objects,
 // (f) the first read of a two-day run's results (clip-element), (g) one journal count by a
 // query parameter over a full journal of 8 KB URLs of tiny parameters.
-//   BENCH_STALL_NODE_ARGS           more node options for the server of (b, c, d), e.g. --cpu-prof
+//   BENCH_STALL_NODE_ARGS           more node options for the servers of (b, c, d) and (e, f, g), e.g. --cpu-prof
+// Each request of (e, f, g) is sent and its answer read by a process of its own, so that the
+// probe's gaps are not those of its own event loop receiving the answer.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -128,6 +131,38 @@ function fetchBody(port, { method = 'GET', path, body, headers = {}, keep = fals
     );
     req.on('error', reject);
     req.end(body);
+  });
+}
+
+/**
+ * fetchBody in a process of its own: its answer (17 MB for (e)) is read there, so that the
+ * probe's own event loop, and the gaps it measures, are not slowed by receiving it. The body
+ * is written to a file, read after the probe when asked for.
+ */
+function fetchBodyInChild(port, { method = 'GET', path, body, headers = {} }, work) {
+  const file = join(work, `body-${process.hrtime.bigint()}`);
+  const script = `
+    const http = require('node:http'); const fs = require('node:fs');
+    const [host, port, method, path, headers, body, file] = JSON.parse(process.argv[1]);
+    const out = fs.createWriteStream(file); const t0 = performance.now();
+    const req = http.request({ host, port: Number(port), method, path, agent: false, headers: { ...headers, ...(body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {}) } }, (res) => {
+      let bytes = 0; let chunks = 0;
+      res.on('data', (c) => { bytes += c.length; chunks++; out.write(c); });
+      res.on('end', () => out.end(() => process.stdout.write(JSON.stringify({ status: res.statusCode, headers: res.headers, bytes, chunks, ms: performance.now() - t0 }))));
+    });
+    req.on('error', (err) => { process.stderr.write(String(err)); process.exit(1); });
+    req.end(body ?? undefined);`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', script, JSON.stringify([HOST, port, method, path, headers, body ? body.toString('utf8') : null, file])], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.stderr.on('data', (c) => (err += c));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code !== 0) return reject(new Error(`the fetching process failed (${code}): ${err}`));
+      resolve({ ...JSON.parse(out), body: () => readFileSync(file) });
+    });
   });
 }
 
@@ -351,10 +386,10 @@ async function requestStalls({ entryOf, baseEnv, work, stallRow, loopRow, log })
   const seedDir = join(work, 'requests-seed');
   writeRequestSeed(seedDir);
   log('stall: starting the server of the requests part ...');
-  const server = await startProcess({ ...entryOf, nodeArgs: ['--import', LOOP_MONITOR], env: { ...baseEnv, FIXTURES_DIR: seedDir, JOURNAL_SIZE: '1000' }, timeoutMs: 180_000 });
+  const server = await startProcess({ ...entryOf, nodeArgs: ['--import', LOOP_MONITOR, ...(process.env.BENCH_STALL_NODE_ARGS ?? '').split(' ').filter(Boolean)], env: { ...baseEnv, FIXTURES_DIR: seedDir, JOURNAL_SIZE: '1000' }, timeoutMs: 180_000 });
   const token = { 'x-auth-token': BENCH_TOKEN };
   const measure = async (what, path, options, check) => {
-    const probe = await probeDuring(server.port, () => fetchBody(server.port, { path, ...options, keep: true }), server);
+    const probe = await probeDuring(server.port, () => fetchBodyInChild(server.port, { path, ...options }, work), server);
     expect(probe.result, 200, what);
     const detail = check(JSON.parse(probe.result.body().toString('utf8')), probe.result);
     log(`  ${what}: longest stall ${fmt.ms(probe.longest)} (server's loop ${fmt.ms(probe.serverLoopMs)}), ${fmt.ms(probe.result.ms)} in all; ${detail}`);

@@ -8,6 +8,7 @@ import { emptyState, inspectFixtures, parseState, type State } from './state.js'
 import { FixtureError, MAX_CHECKED_PROBLEMS, ignoredText } from './core/fixtures.js';
 import type { FolderReport } from './world/state.js';
 import { clockNote } from './world/seed-watch.js';
+import { loadSerializerCompilerSoon } from './http/compile-on-first-use.js';
 
 export { buildApp, type BuildAppOptions } from './app.js';
 export { ConfigError, ConfigSchema, SETTINGS, loadConfig, type Config, type ConfigKey, type SettingInfo } from './config.js';
@@ -137,6 +138,7 @@ export async function launch(
     await app.close();
     throw err;
   }
+  loadSerializerCompilerSoon();
   const url = baseUrl(app.server.address() as AddressInfo);
   const { world } = app;
   return {
