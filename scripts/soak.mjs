@@ -21,6 +21,9 @@
 //   events  100 readers of the event stream during a flood of alert fires (bytes per stream,
 //           health p99), a resume with more to replay than a client may hold, and 1,000 streams
 //           over 10 sandboxes beside the default world's own (scripts/soak/events.mjs).
+//   stall   the single requests that once held the event loop (bench/stall.mjs, its requests
+//           part): a 10,000-object repository list, the first read of a two-day run's results,
+//           a journal count over long URLs: none holds the server's loop 50 ms or more.
 //   fires   without a token, alert fires with 1 MB messages, then thousands with 8 KiB ones over
 //           100 new sandboxes, STATE_FILE set, twice: resident memory stays flat once the bounds are
 //           reached, health stays 200
@@ -29,7 +32,7 @@
 //           resident memory stays flat (scripts/soak/bounds.mjs).
 //
 // Environment: SOAK_SECONDS (default 60, per timed part), SOAK_CLIENTS (50), SOAK_KILLS (20),
-// SOAK_PARTS (race,memory,kill,paths,slow,sandboxes,journal,state,events,fires,fill), SOAK_FLUSH_MS (50), SOAK_SLOW_CLIENTS (800),
+// SOAK_PARTS (race,memory,kill,paths,slow,sandboxes,journal,state,events,stall,fires,fill), SOAK_FLUSH_MS (50), SOAK_SLOW_CLIENTS (800),
 // SOAK_SLOW_TIMEOUT_MS (2000), BENCH_SERVER (default dist/cli/server.js).
 import http from 'node:http';
 import net from 'node:net';
@@ -52,7 +55,7 @@ const KILLS = Math.round(num('SOAK_KILLS', 20));
 const FLUSH_MS = Math.round(num('SOAK_FLUSH_MS', 50));
 const SLOW_CLIENTS = Math.round(num('SOAK_SLOW_CLIENTS', 800));
 const SLOW_TIMEOUT_MS = Math.round(num('SOAK_SLOW_TIMEOUT_MS', 2000));
-const PARTS = new Set((process.env.SOAK_PARTS ?? 'race,memory,kill,paths,slow,sandboxes,journal,state,events,fires,fill').split(',').map((s) => s.trim()));
+const PARTS = new Set((process.env.SOAK_PARTS ?? 'race,memory,kill,paths,slow,sandboxes,journal,state,events,stall,fires,fill').split(',').map((s) => s.trim()));
 
 const CLOUD = '/concerto/services/rest/CloudService/v1';
 const REPO = '/concerto/services/rest/RepositoryService/v1';
@@ -754,6 +757,23 @@ async function slow() {
   return verdict.ok;
 }
 
+/**
+ * The stall report: the stall benchmark's requests part, each request's longest delay of the
+ * server's own event loop (and the longest gap between health answers seen from outside)
+ * under 50 ms.
+ */
+async function stallPart(verdict) {
+  const { stallBench } = await import('../bench/stall.mjs');
+  const rows = await stallBench({ parts: ['requests'], log });
+  for (const [measure, value, detail, target, met] of rows) {
+    if (target === '-') continue;
+    log(`  ${measure}: ${value} (${target})`);
+    verdict.check(met === 'yes', 'a request held the event loop 50 ms or more', () => `${measure}: ${value}; ${detail}`);
+  }
+  verdict.report('stall');
+  return verdict.ok;
+}
+
 const results = [];
 if (PARTS.has('race')) results.push(await race());
 if (PARTS.has('memory')) results.push(await memory());
@@ -764,6 +784,7 @@ if (PARTS.has('sandboxes')) results.push(await (await import('./soak/sandboxes.m
 if (PARTS.has('journal')) results.push(await (async (v) => (await journalPart(v), v.report('journal'), v.ok))(new Verdict()));
 if (PARTS.has('state')) results.push(await stateFile());
 if (PARTS.has('events')) results.push(await (async (v) => (await eventsPart(v), v.report('events'), v.ok))(new Verdict()));
+if (PARTS.has('stall')) results.push(await stallPart(new Verdict()));
 if (PARTS.has('fires') || PARTS.has('fill')) {
   const verdicts = [];
   const { bounds } = await import('./soak/bounds.mjs');
