@@ -78,6 +78,11 @@ export interface Timed<Store> {
   stepsBetween?(store: Store, from: number, to: number, visit: (kind: string, id: number | string, state: string, at: number) => void): void;
   /** The resource's public view at `at`, as its GET answers it; undefined when there is no such resource. */
   viewAt?(store: Store, kind: string, id: number | string, at: number): unknown;
+  /**
+   * When the event stream must look again though no change is known before it (what looks
+   * ahead a bounded time, as alert rules do, knows nothing past it); undefined when never.
+   */
+  lookAgainAt?(store: Store): number | undefined;
 }
 
 export interface InterfaceModel<Name extends string = string, Sections extends SectionSchemas = SectionSchemas, Store = unknown, Config = unknown> {
