@@ -34,6 +34,7 @@ import type {
   ResourceLifecycleSchema,
 } from '../control/schemas.js';
 import type { Alert } from '../alerts/schemas.js';
+import type { AlertRule, RuleStatus } from '../alerts/rule-schemas.js';
 import type { Incident, IncidentCreateBody } from '../query/schemas.js';
 import type { FixtureFileSchema, State } from '../state.js';
 import type { ErrorBody } from '../http/errors.js';
@@ -60,6 +61,9 @@ export type AlertPatch = Static<typeof AlertPatchBodySchema>;
 export type {
   AdvanceBody,
   Alert,
+  /** An alert's threshold rule (`alert.rule`), and where its evaluation stands (`alert.ruleStatus`). */
+  AlertRule,
+  RuleStatus,
   ClockSettingsBody,
   ErrorBody,
   FaultRule,

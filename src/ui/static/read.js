@@ -150,6 +150,8 @@ export async function onEvents(events) {
     await readLifecycles();
     await readChangedResources();
   });
+  // A threshold rule's value follows the clock: its alert is read again when the clock moves.
+  if (due.has('clock-moved') && model.alerts.some((a) => a.rule)) due.add('alerts');
   if (due.has('alerts')) reads.push(readAlerts);
   if (due.has('faults')) reads.push(readFaults);
   if (due.has('seed')) reads.push(readSeed);
