@@ -24,15 +24,15 @@ export const alerts: Interface<'alerts', typeof AlertSectionsSchema, AlertStore>
   build: (state, { clock, config, stores, loadedAt }) => new AlertStore(state, clock, config, { rum: stores.query as RumSource | undefined, loadedAt }),
   objects: alertObjects,
   // The threshold rules' fires and clears, which happen on their own as time passes: the event
-  // stream sends them (as alert.fired and alert.cleared) and waits for the next; clock/advance
-  // `to: next` goes to it. No kind of its own for `until`.
+  // stream sends them (as alert.fired and alert.cleared) and wakes for the next. They are no
+  // lifecycle: no kind for `until`, and the clock's nextTransitionAt (`to: next`) leaves them out.
   timed: {
     kinds: [],
-    nextTransitionAt: (store, after) => store.nextRuleChangeAt(after),
+    nextTransitionAt: () => undefined,
     settlesAt: () => undefined,
+    wakeAt: (store, after) => store.ruleWakeAt(after),
     stepsBetween: (store, from, to, visit) => store.ruleChanges(from, to, (uid, event) => visit('alert', uid, event.action === 'fire' ? 'firing' : 'cleared', event.at)),
     viewAt: (store, _kind, id, at) => store.ruleChangeAt(String(id), at),
-    lookAgainAt: (store) => store.ruleLookAgainAt(),
   },
   state: {
     export: (store) => store.export(),

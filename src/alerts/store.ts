@@ -114,10 +114,11 @@ export class AlertStore {
   }
 
   /**
-   * The first instant after `after` at which a rule fires or clears an enabled alert: one
-   * recorded already (up to now), or the next change looked for ahead; undefined when none will.
+   * When the event stream must look again: the first fire or clear of a rule after `after`,
+   * recorded already (up to now) or looked for ahead, or, for an enabled rule that found none
+   * ahead, the end of its look ahead; undefined when there is no rule.
    */
-  nextRuleChangeAt(after: number = this.clock.now()): number | undefined {
+  ruleWakeAt(after: number): number | undefined {
     if (this.rules.size === 0) return undefined;
     this.settle();
     let next: number | undefined;
@@ -128,24 +129,10 @@ export class AlertStore {
       const alert = this.alerts.get(uid)!;
       const { history } = alert;
       for (let i = history.length - 1; i >= 0 && history[i].at > after; i--) if (history[i].by === 'rule') sooner(history[i].at);
-      if (alert.enabled && alert.ruleStatus) sooner(watch.nextChange(alert.ruleStatus));
+      if (!alert.enabled || !alert.ruleStatus) continue;
+      sooner(watch.nextChange(alert.ruleStatus) ?? watch.lookedUntil());
     }
     return next;
-  }
-
-  /**
-   * When the rules must be looked at again though no change is known before it: the end of the
-   * look ahead of an enabled rule that found none (the event stream's timer wakes then).
-   */
-  ruleLookAgainAt(): number | undefined {
-    let at: number | undefined;
-    for (const [uid, watch] of this.rules) {
-      const alert = this.alerts.get(uid)!;
-      if (!alert.enabled || !alert.ruleStatus || watch.nextChange(alert.ruleStatus) !== undefined) continue;
-      const until = watch.lookedUntil();
-      if (until !== undefined && (at === undefined || until < at)) at = until;
-    }
-    return at;
   }
 
   /** Every alert with its state and history, in fixture order. */

@@ -75,7 +75,7 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
       {
         clock,
         transitions: (from, to, visit) => this.transitions(from, to, visit),
-        nextTransitionAt: (after) => earliest(this.nextTransitionAt(after), this.lookAgainAt()),
+        nextTransitionAt: (after) => earliest(this.nextTransitionAt(after), this.wakeAt(after)),
       },
       { bufferSize: config.eventsBufferSize, bufferMaxBytes: config.eventsBufferMaxBytes },
     );
@@ -263,10 +263,10 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
     return earliest;
   }
 
-  /** When an interface that looks ahead a bounded time wants the event stream to look again (Timed.lookAgainAt). */
-  private lookAgainAt(): number | undefined {
+  /** When the event stream must look again for a change that is no lifecycle step (Timed.wakeAt). */
+  private wakeAt(after: number): number | undefined {
     let at: number | undefined;
-    for (const i of this.interfaces) at = earliest(at, i.timed?.lookAgainAt?.(this.storeOf(i)));
+    for (const i of this.interfaces) at = earliest(at, i.timed?.wakeAt?.(this.storeOf(i), after));
     return at;
   }
 

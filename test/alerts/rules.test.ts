@@ -166,15 +166,21 @@ describe('threshold rules', () => {
     ]);
   });
 
-  it('clock/advance to the next transition lands on the fire', async () => {
+  it("are no lifecycle: the clock's next transition leaves them out", async () => {
     ({ app, clock } = await makeApp(seed()));
-    const status = (await app.inject({ method: 'GET', url: '/_emulator/clock' })).json();
-    expect(status.nextTransitionAt).toBe(T0 + 15 * MIN);
-    const advanced = await app.inject({ method: 'POST', url: '/_emulator/clock/advance', payload: { to: 'next' } });
-    expect(advanced.statusCode).toBe(200);
-    expect(advanced.json().now).toBe(T0 + 15 * MIN);
-    expect(await get()).toMatchObject({ state: 'firing', lastTriggered: T0 + 15 * MIN });
-    expect((await app.inject({ method: 'GET', url: '/_emulator/clock' })).json().nextTransitionAt).toBe(T0 + 31 * MIN);
+    expect((await app.inject({ method: 'GET', url: '/_emulator/clock' })).json()).not.toHaveProperty('nextTransitionAt');
+  });
+
+  it('wake the event stream at the fire while the clock runs on its own, with no request', async () => {
+    ({ app, clock } = await makeApp(seed()));
+    const base = await listen(app);
+    const reader = await openSse(`${base}/_emulator/events?types=alert.fired`);
+    readers.push(reader);
+    // 600 times real time: the fire, 15 emulated minutes on, comes about 1.5 s later.
+    const running = await app.inject({ method: 'PUT', url: '/_emulator/clock', payload: { frozen: false, scale: 600 } });
+    expect(running.statusCode).toBe(200);
+    const fired = await reader.next(20_000);
+    expect(fired.data).toMatchObject({ type: 'alert.fired', resourceId: 'slow-pages', at: T0 + 15 * MIN });
   });
 
   it('sends alert.fired and alert.cleared on the event stream at their emulated instants when only the clock moves', async () => {
