@@ -125,9 +125,13 @@ export class RuleWatch {
   advance(status: RuleStatus | undefined, now: number, change: (c: RuleChange) => void): RuleStatus {
     const last = Math.floor(now / MINUTE) * MINUTE;
     let s = status;
-    if (!s || last - s.evaluatedAt > RULE_CATCHUP_MINUTES * MINUTE) {
-      // A rule starts watching at the end of the minute it was loaded in, or a day before now.
-      const start = Math.max(s ? Number.NEGATIVE_INFINITY : Math.floor(this.from / MINUTE) * MINUTE, last - RULE_CATCHUP_MINUTES * MINUTE);
+    // A status ahead of the clock (an import on an earlier clock) waits for it.
+    if (s && s.evaluatedAt > now) return s;
+    // A status off the minutes (moved by an import on another clock) or too far behind starts
+    // again, from a lookback over the window, as a rule that starts watching does.
+    if (!s || s.evaluatedAt % MINUTE !== 0 || last - s.evaluatedAt > RULE_CATCHUP_MINUTES * MINUTE) {
+      // From the start of the minute it was loaded in (or stood at), or from RULE_CATCHUP_MINUTES before now.
+      const start = Math.max(Math.floor((s ? s.evaluatedAt : this.from) / MINUTE) * MINUTE, last - RULE_CATCHUP_MINUTES * MINUTE);
       const window = this.rule.windowMinutes;
       let breaching = 0;
       let value: number | undefined;

@@ -166,6 +166,22 @@ describe('threshold rules', () => {
     ]);
   });
 
+  it('go on from an export loaded on a clock a minute and a half later, off the minutes', async () => {
+    ({ app, clock } = await makeApp(seed()));
+    clock.advance(20 * MIN);
+    const exported = (await app.inject({ method: 'GET', url: '/_emulator/state' })).json();
+    clock.advance(90_000);
+    // On this clock, the export's emulated times move by 90 s: the rule's status is off the minutes.
+    expect((await app.inject({ method: 'PUT', url: '/_emulator/state?clock=real', payload: exported })).statusCode).toBe(200);
+    expect(await get()).toMatchObject({ state: 'firing', ruleStatus: { holding: true, evaluatedAt: T0 + 21 * MIN } });
+    clock.advance(20 * MIN);
+    // The incident's times were absolute: the clear is at its own minute; the fire moved with the export.
+    expect((await get()).history.map((e: { action: string; at: number }) => [e.action, e.at])).toEqual([
+      ['fire', T0 + 15 * MIN + 90_000],
+      ['clear', T0 + 31 * MIN],
+    ]);
+  });
+
   it("are no lifecycle: the clock's next transition leaves them out", async () => {
     ({ app, clock } = await makeApp(seed()));
     expect((await app.inject({ method: 'GET', url: '/_emulator/clock' })).json()).not.toHaveProperty('nextTransitionAt');
