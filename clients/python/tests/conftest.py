@@ -84,6 +84,11 @@ _server: Optional[Server] = None
 
 def pytest_configure(config: pytest.Config) -> None:
     global _server
+    # The pytest runs that test the plugin import the package as this run does (installed, or from src/).
+    import cloud_emulator
+
+    found = str(Path(cloud_emulator.__file__).resolve().parents[1])
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in [found, os.environ.get("PYTHONPATH", "")] if p)
     # xdist's workers find the controller's emulator in the environment they inherit.
     if hasattr(config, "workerinput") or config.getoption("emulator_url") or os.environ.get("CLOUD_EMULATOR_URL"):
         return
