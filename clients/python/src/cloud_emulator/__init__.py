@@ -7,6 +7,8 @@
     emu.wait_for("grid", 101, "CHECKED", timeout=5)
 """
 
+from __future__ import annotations
+
 from .client import PATHS, EmulatorClient, Urls
 from .errors import EmulatorError
 from .events import EventStream

@@ -610,18 +610,22 @@ class EmulatorClient:
         return _transport.request_json(method, url, path, self._headers("application/json", data is not None), data, self.timeout)
 
     def _open_stream(self, query: Mapping[str, Any], after: Optional[int]) -> _transport.Opened:
-        url = self._url_of("/events", query)
+        return self._stream("GET", "/events", query=query, after=after)
+
+    def _stream(self, method: str, path: str, *, query: Mapping[str, Any], after: Optional[int]) -> _transport.Opened:
+        """Opens an event stream: the response once its status is known to be good, its body not yet read."""
+        url = self._url_of(path, query)
         headers = self._headers("text/event-stream", False)
         if after is not None:
             headers["Last-Event-ID"] = str(after)
-        opened = _transport.open_response("GET", url, headers, None, self.timeout)
+        opened = _transport.open_response(method, url, headers, None, self.timeout)
         res = opened.response
         if res.status >= 400:
             try:
                 text = res.read().decode("utf-8", errors="replace")
             finally:
                 opened.close()
-            raise _transport.error_of("GET", "/events", res.status, res.reason, text)
+            raise _transport.error_of(method, path, res.status, res.reason, text)
         return opened
 
 
