@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import threading
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
 
 import pytest
 
@@ -29,7 +29,7 @@ CLI = REPO / "dist" / "cli" / "cli.js"
 class Server:
     """``node dist/cli/cli.js --port 0``, its URL read from the line it logs once it listens."""
 
-    def __init__(self) -> None:
+    def __init__(self, **settings: str) -> None:
         node = shutil.which("node")
         if node is None:
             raise pytest.UsageError("the tests start the emulator with node, which is not on PATH")
@@ -37,6 +37,7 @@ class Server:
             raise pytest.UsageError(f"{CLI} is missing: run npm run build first")
         env = {**os.environ, "LOG_LEVEL": "info", "PORT": "0", "HOST": "127.0.0.1"}
         env.pop("ADMIN_TOKEN", None)
+        env.update(settings)
         self.process = subprocess.Popen(
             [node, str(CLI), "--port", "0", "--host", "127.0.0.1"],
             cwd=str(REPO),
@@ -102,6 +103,16 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         _server.stop()
         os.environ.pop("CLOUD_EMULATOR_URL", None)
         _server = None
+
+
+@pytest.fixture(scope="session")
+def admin_emulator_url() -> "Iterator[str]":
+    """An emulator of its own with ADMIN_TOKEN=test-admin, for the tests of the token."""
+    server = Server(ADMIN_TOKEN="test-admin")
+    try:
+        yield server.url or ""
+    finally:
+        server.stop()
 
 
 class Service:

@@ -170,3 +170,18 @@ def test_sandboxes_are_worlds_of_their_own(emulator_root: EmulatorClient, emulat
     with pytest.raises(EmulatorError) as gone:
         emulator_root.get_sandbox(name)
     assert gone.value.status == 404
+
+
+def test_the_admin_token(admin_emulator_url: str) -> None:
+    with pytest.raises(EmulatorError) as refused:
+        EmulatorClient(admin_emulator_url).clock()
+    assert refused.value.status == 401 and "Authorization" in refused.value.message
+    with pytest.raises(EmulatorError) as wrong:
+        EmulatorClient(admin_emulator_url, admin_token="nope").subscribe(kind="grid")
+    assert wrong.value.status == 401 and "the admin token is wrong" in wrong.value.message
+    root = EmulatorClient(admin_emulator_url, admin_token="test-admin")
+    # The token goes with every call: a bound client's, the sandbox management's, the event stream's.
+    sandbox = root.create_sandbox("admin-test")
+    sandbox.freeze()
+    assert sandbox.wait_for("grid", 101, "LOADED", timeout=10).state == "LOADED"
+    assert [s["name"] for s in sandbox.sandboxes()["sandboxes"]] == ["admin-test"]

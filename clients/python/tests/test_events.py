@@ -126,3 +126,16 @@ def test_a_bad_filter_is_an_error(emulator: EmulatorClient) -> None:
     with pytest.raises(EmulatorError) as bad:
         emulator.subscribe(kind="gird")
     assert bad.value.status == 400 and "unknown kind 'gird'" in bad.value.message
+
+
+def test_wait_for_an_alert_by_its_uid(emulator: EmulatorClient, service) -> None:
+    def fire() -> bool:
+        # After the stream opened: another alert's fire, then this one's.
+        assert service.call("POST", "/concerto/mpulse/api/alerts/5f0c7a2e-9d41-4b7a-8c3e-1a2b3c4d5e6f/fire", {"message": "other"})[0] == 204
+        assert service.call("POST", "/concerto/mpulse/api/alerts/demo-alert/fire", {"message": "Checkout is down"})[0] == 204
+        return False
+
+    fired = emulator.wait_for(match=lambda e: e["type"] == "alert.fired", kind="alert", id="demo-alert", ready=fire, timeout=30)
+    assert fired is not None and fired["resourceId"] == "demo-alert" and fired["entry"]["message"] == "Checkout is down"
+    # Fired already: the check made once the stream is open answers, and nothing is awaited.
+    assert emulator.wait_for(match=lambda e: False, kind="alert", id="demo-alert", ready=lambda: emulator.alert("demo-alert")["state"] == "firing", timeout=5) is None
