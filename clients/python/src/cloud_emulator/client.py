@@ -22,6 +22,7 @@ from typing import (
     Iterable,
     Iterator,
     List,
+    Literal,
     Mapping,
     Optional,
     Sequence,
@@ -189,8 +190,8 @@ class EmulatorClient:
         """Moves emulated time to the next lifecycle transition (``advancedMs`` 0 when none is scheduled)."""
         return self.advance_by(to="next")
 
-    def advance_until_settled(self, kind: Union[ResourceKind, LifecycleKind], id: Scalar) -> AdvanceResult:
-        """Moves emulated time until a resource's lifecycle has settled."""
+    def advance_until_settled(self, kind: Union[ResourceKind, Literal["compositionInstance"]], id: Scalar) -> AdvanceResult:
+        """Moves emulated time until a resource's lifecycle has settled (``compositionInstance``: ``id`` its instanceID)."""
         return self.advance_by(until={"kind": kind, "id": id})
 
     def advance_by(
