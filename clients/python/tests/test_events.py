@@ -139,3 +139,14 @@ def test_wait_for_an_alert_by_its_uid(emulator: EmulatorClient, service) -> None
     assert fired is not None and fired["resourceId"] == "demo-alert" and fired["entry"]["message"] == "Checkout is down"
     # Fired already: the check made once the stream is open answers, and nothing is awaited.
     assert emulator.wait_for(match=lambda e: False, kind="alert", id="demo-alert", ready=lambda: emulator.alert("demo-alert")["state"] == "firing", timeout=5) is None
+
+
+def test_the_stream_ends_when_its_sandbox_is_deleted(emulator: EmulatorClient) -> None:
+    name = f"{emulator.sandbox_name}-gone"
+    doomed = emulator.create_sandbox(name)
+    with doomed.subscribe() as stream:
+        emulator.delete_sandbox(name)
+        # No reconnection (which would make the sandbox again): the iteration just ends.
+        assert list(stream) == []
+        assert stream.ended
+    assert name not in [s["name"] for s in emulator.sandboxes()["sandboxes"]]
