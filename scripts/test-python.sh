@@ -5,7 +5,8 @@
 # without network, into a virtual environment over the system's packages (pytest and
 # pytest-xdist come from there), so that the tests load it, and its pytest plugin through
 # its entry point, as a user's installation does. Without venv, setuptools or wheel, the
-# tests import the package from clients/python/src instead, saying so.
+# tests import the package from clients/python/src instead, saying so. First, where mypy is
+# installed, the package's annotations are checked (mypy --strict).
 #
 # Settings (environment):
 #   PYTHON   the interpreter (default: /usr/bin/python3 when there is one, else python3)
@@ -20,6 +21,13 @@ fi
 if ! "$python" -c 'import pytest, xdist' 2>/dev/null; then
   echo "test:python: $python has no pytest or pytest-xdist (Debian: apt-get install python3-pytest python3-pytest-xdist)" >&2
   exit 1
+fi
+
+# The package's annotations hold (mypy --strict, as Python 3.9 reads them), where mypy is installed.
+if "$python" -c 'import mypy' 2>/dev/null; then
+  "$python" -m mypy --strict --python-version 3.9 --no-error-summary clients/python/src/cloud_emulator
+else
+  echo "test:python: no mypy for $python (Debian: python3-mypy): the annotations are not checked" >&2
 fi
 
 node scripts/build.mjs --if-stale

@@ -4,10 +4,11 @@ every wait ends on an event."""
 from __future__ import annotations
 
 import socket
+from typing import List
 
 import pytest
 
-from cloud_emulator import EmulatorClient, EmulatorError
+from cloud_emulator import EmulatorClient, EmulatorError, Event
 
 GRID_START = ["ALLOCATING", "ALLOCATED", "CHECKING", "CHECKED"]
 
@@ -85,7 +86,7 @@ def test_a_broken_stream_resumes_after_the_last_event_read(emulator: EmulatorCli
         # The connection breaks under the reader; the steps taken meanwhile are not lost.
         stream._opened.sock.shutdown(socket.SHUT_RDWR)  # type: ignore[union-attr]
         emulator.advance_until_settled("grid", 101)
-        rest = []
+        rest: List[Event] = []
         while not rest or rest[-1]["state"] != "CHECKED":
             event = stream.get(timeout=30)
             assert event is not None, f"no event after {rest}"

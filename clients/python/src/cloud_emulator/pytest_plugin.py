@@ -158,7 +158,7 @@ def journal_text(client: EmulatorClient, entries: int) -> str:
     return "\n".join([head, *(_describe(dict(e)) for e in listed)])
 
 
-@pytest.hookimpl(hookwrapper=True)
+@pytest.hookimpl(hookwrapper=True)  # type: ignore[misc]  # pluggy's decorator is untyped in older pytest
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
     outcome = yield
     report: pytest.TestReport = outcome.get_result()
