@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { CLOCK_MODES, ClockStatusSchema as CoreClockStatusSchema } from '../core/clock.js';
-import { literals } from '../core/schema.js';
+import { literals, noBody } from '../core/schema.js';
 import { ResourceKindSchema, ResourceLifecycleSchema } from '../provisioning/schemas.js';
 
 // ---------------------------------------------------------------------------------------
@@ -209,3 +209,6 @@ export const AlertPatchBodySchema = Type.Object(
   { enabled: Type.Boolean({ description: 'false: fire and clear answer 409, as for an alert disabled in the user interface' }) },
   { additionalProperties: false },
 );
+
+/** The body of a control call whose options, if any, are query parameters (reset, fail, externally-terminate). */
+export const NoBodySchema = noBody('none: the options, if any, are query parameters');
