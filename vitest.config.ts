@@ -15,6 +15,7 @@ export const SLOW = [
   'test/repository/guard-bypass.test.ts', // generated spellings over a real socket
   'test/http/hostile.test.ts', // thousands of generated hostile requests
   'test/core/defaults.test.ts', // random breakage of the demo seed and of an export
+  'test/http/stored-or-refused.test.ts', // every field of every body, each on a reset world (state imports included)
   'test/image/image-files.test.ts', // lists the files a container image would get
   'test/docs/scripts.test.ts', // runs every documented script file's --help
   'test/ui/browser/**', // Chromium

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { CLOCK_MODES, ClockStatusSchema as CoreClockStatusSchema } from '../core/clock.js';
-import { literals } from '../core/schema.js';
+import { literals, noBody } from '../core/schema.js';
 import { ResourceKindSchema, ResourceLifecycleSchema } from '../provisioning/schemas.js';
 import { InstanceSchema, PLAY_OUTCOMES, PlayOutcomeSeedSchema } from '../compositions/schemas.js';
 
@@ -284,3 +284,6 @@ export const SignInListSchema = Type.Object(
   { additionalProperties: false },
 );
 export type SignInList = Static<typeof SignInListSchema>;
+
+/** The body of a control call whose options, if any, are query parameters (reset, fail, externally-terminate). */
+export const NoBodySchema = noBody('none: the options, if any, are query parameters');
