@@ -85,3 +85,22 @@ export function maskHeaders(headers: Record<string, string | string[] | undefine
   }
   return out;
 }
+
+/** A query string (without its `?`) with the values of parameters named as secret fields (ANSWER_SECRET_FIELDS) masked. */
+export function maskQuery(query: string): string {
+  if (query === '' || !ANSWER_SECRET_FIELDS.some((field) => query.includes(field))) return query;
+  return query
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      const name = eq < 0 ? pair : pair.slice(0, eq);
+      let decoded = name;
+      try {
+        decoded = decodeURIComponent(name);
+      } catch {
+        // A name that is not valid percent-encoding is compared as written.
+      }
+      return eq >= 0 && ANSWER_SECRET_FIELDS.includes(decoded) ? `${name}=${MASK}` : pair;
+    })
+    .join('&');
+}
