@@ -68,6 +68,7 @@ export class JsonPathPattern {
   constructor(readonly text: string) {
     if (text.length > MAX_JSON_PATTERN_LENGTH) throw new JsonPatternError(`'${text.slice(0, 40)}…' is longer than ${MAX_JSON_PATTERN_LENGTH} characters`);
     if (!text.startsWith('$')) throw new JsonPatternError(`'${text}' does not start with '$'`);
+    if (text.endsWith('..')) throw new JsonPatternError(`'${text}' ends with '..'`);
     this.steps = [];
     let i = 1;
     const fail = (why: string) => new JsonPatternError(`'${text}' at character ${i + 1}: ${why}`);
@@ -92,7 +93,6 @@ export class JsonPathPattern {
         throw fail(`expected '.', '..' or '['`);
       }
     }
-    if (this.steps.at(-1)?.t === 'deep') throw new JsonPatternError(`'${text}' ends with '..'`);
   }
 
   private readName(text: string, at: number, fail: (why: string) => Error): number {
