@@ -114,7 +114,7 @@ export function parseRecordArgs(argv: readonly string[]): RecordCommand {
 /** `verify <recording> (--url <base URL> | --fixtures DIR) [--ignore FILE] [--markdown FILE] [--junit FILE] [--token T] [--admin-token T]`. */
 export function parseVerifyArgs(argv: readonly string[]): VerifyCommand {
   const { options, positional } = readOptions('verify', argv, VERIFY_OPTIONS);
-  if (positional.length === 0) throw new UsageError('verify: which recording? cloud-emulator verify <recording> --url <emulator URL> | --fixtures <dir>');
+  if (positional.length === 0) throw new UsageError('verify: which recording? cloud-emulator verify <recording> (--url <emulator URL> or --fixtures <dir>)');
   if (positional.length > 1) throw new UsageError(`verify: takes one recording, got: ${positional.join(' ')}`);
   const url = text(options, 'url', 'verify');
   const fixtures = text(options, 'fixtures', 'verify');

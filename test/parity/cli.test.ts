@@ -41,7 +41,7 @@ describe('bad input exits 2 with a message naming it', () => {
     [['record', '--target', 'http://x', '--allow-writes=yes'], "cloud-emulator: record: option '--allow-writes' takes no value\n"],
     [['record', '--target'], "cloud-emulator: record: option '--target' needs a value\n"],
     [['record', 'http://x'], "cloud-emulator: record: unexpected argument 'http://x' (the target is given as --target <base URL>)\n"],
-    [['verify'], 'cloud-emulator: verify: which recording? cloud-emulator verify <recording> --url <emulator URL> | --fixtures <dir>\n'],
+    [['verify'], 'cloud-emulator: verify: which recording? cloud-emulator verify <recording> (--url <emulator URL> or --fixtures <dir>)\n'],
     [['verify', 'r.jsonl'], "cloud-emulator: verify: option '--url' (a running emulator) or '--fixtures' (a folder to start one from) is required\n"],
     [['verify', 'r.jsonl', '--url', 'http://x', '--fixtures', 'f'], "cloud-emulator: verify: options '--url' and '--fixtures' exclude each other: give one\n"],
     [['verify', 'r.jsonl', '--url', 'x'], "cloud-emulator: verify: option '--url' must be an http or https URL, got 'x'\n"],
