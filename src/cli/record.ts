@@ -216,6 +216,10 @@ export async function startRecorder(options: RecorderOptions): Promise<Recorder>
     });
     req.on('data', (chunk: Buffer) => requestTap.add(chunk));
     req.on('error', () => outgoing.destroy());
+    // A client that goes away ends the call to the target too; the exchange is not recorded.
+    res.on('close', () => {
+      if (!res.writableFinished) outgoing.destroy();
+    });
     req.pipe(outgoing);
   };
 
