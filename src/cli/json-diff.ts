@@ -138,6 +138,11 @@ export interface DiffOptions {
   ignored(path: readonly Segment[]): boolean;
   /** Whether a recorded value and an answered one stand for the same thing (an id carried over). */
   same?(recorded: unknown, actual: unknown): boolean;
+  /**
+   * Compare shapes only: keys and types count, values of the same type do not, nor do the
+   * lengths of arrays (elements are compared by index as far as both go).
+   */
+  typesOnly?: boolean;
 }
 
 export interface DiffResult {
@@ -168,7 +173,7 @@ export function diffJson(recorded: unknown, actual: unknown, options: DiffOption
     }
     if (ta === 'object' || ta === 'array') {
       if (depth >= MAX_DIFF_DEPTH) {
-        if (JSON.stringify(a) !== JSON.stringify(b)) add({ kind: 'value changed', path: formatPath(path), recorded: show(a), actual: show(b) });
+        if (!options.typesOnly && JSON.stringify(a) !== JSON.stringify(b)) add({ kind: 'value changed', path: formatPath(path), recorded: show(a), actual: show(b) });
         return;
       }
       if (ta === 'array') {
@@ -176,6 +181,7 @@ export function diffJson(recorded: unknown, actual: unknown, options: DiffOption
         const rb = b as unknown[];
         const n = Math.max(ra.length, rb.length);
         for (let i = 0; i < n; i++) {
+          if (options.typesOnly && (i >= rb.length || i >= ra.length)) break;
           path.push(i);
           if (i >= rb.length) add({ kind: 'missing', path: formatPath(path), recorded: show(ra[i]) });
           else if (i >= ra.length) add({ kind: 'extra', path: formatPath(path), actual: show(rb[i]) });
@@ -200,7 +206,7 @@ export function diffJson(recorded: unknown, actual: unknown, options: DiffOption
       }
       return;
     }
-    if (a === b || a === MASK || options.same?.(a, b)) return;
+    if (a === b || a === MASK || options.typesOnly || options.same?.(a, b)) return;
     add({ kind: 'value changed', path: formatPath(path), recorded: show(a), actual: show(b) });
   };
   walk(recorded, actual, 0);

@@ -26,6 +26,10 @@ interface IgnoreRule {
   method?: string;
   path?: PathMatcher;
   skip: boolean;
+  /** The recorded statuses it applies to (`404`, `"4xx"`); absent: all. */
+  status?: (status: number) => boolean;
+  /** `"values": false`: compare the shape of the answers only (keys and types). */
+  typesOnly: boolean;
   patterns: JsonPathPattern[];
   /** `status` or header names (lower case) whose differences do not count. */
   words: Set<string>;
@@ -75,17 +79,21 @@ export class IgnoreRules {
       });
       return { patterns, words };
     };
-    const rules: IgnoreRule[] = [{ skip: false, ...compile(top.ignore, '$.ignore') }];
+    const rules: IgnoreRule[] = [{ skip: false, typesOnly: false, ...compile(top.ignore, '$.ignore') }];
     if (top.rules !== undefined) {
       if (!Array.isArray(top.rules)) throw bad('$.rules', 'expected an array of rules');
       top.rules.forEach((rule: unknown, i: number) => {
         const where = `$.rules[${i}]`;
         if (typeof rule !== 'object' || rule === null || Array.isArray(rule)) throw bad(where, 'expected an object with "path", and "ignore" or "skip"');
         const r = rule as Record<string, unknown>;
-        unknownKeys(r, ['path', 'method', 'ignore', 'skip'], where, bad);
+        unknownKeys(r, ['path', 'method', 'status', 'ignore', 'skip', 'values', 'why'], where, bad);
+        const status = statusMatcher(r.status);
+        if (status === null) throw bad(`${where}.status`, 'expected a status (404) or a class of them ("4xx")');
         if (r.path !== undefined && typeof r.path !== 'string') throw bad(`${where}.path`, 'expected a path glob');
         if (r.method !== undefined && typeof r.method !== 'string') throw bad(`${where}.method`, 'expected a method');
         if (r.skip !== undefined && typeof r.skip !== 'boolean') throw bad(`${where}.skip`, 'expected true or false');
+        if (r.values !== undefined && typeof r.values !== 'boolean') throw bad(`${where}.values`, 'expected true or false');
+        if (r.why !== undefined && typeof r.why !== 'string') throw bad(`${where}.why`, 'expected a text saying why');
         let path: PathMatcher | undefined;
         if (typeof r.path === 'string') {
           try {
@@ -94,21 +102,38 @@ export class IgnoreRules {
             throw bad(`${where}.path`, (err as Error).message.replace("body field 'path': ", ''));
           }
         }
-        rules.push({ path, method: (r.method as string | undefined)?.toUpperCase(), skip: r.skip === true, ...compile(r.ignore, `${where}.ignore`) });
+        const method = (r.method as string | undefined)?.toUpperCase();
+        rules.push({ path, method, status, skip: r.skip === true, typesOnly: r.values === false, ...compile(r.ignore, `${where}.ignore`) });
       });
     }
     return new IgnoreRules(rules);
   }
 
   /** What applies to one exchange. */
-  forExchange(method: string, path: string): { skip: boolean; ignoredPath(segments: readonly Segment[]): boolean; ignoredWord(word: string): boolean } {
-    const applying = this.rules.filter((r) => (r.method === undefined || r.method === '*' || r.method === method) && (r.path === undefined || r.path.test(path)));
+  forExchange(
+    method: string,
+    path: string,
+    status: number,
+  ): { skip: boolean; typesOnly: boolean; ignoredPath(segments: readonly Segment[]): boolean; ignoredWord(word: string): boolean } {
+    const applying = this.rules.filter(
+      (r) => (r.method === undefined || r.method === '*' || r.method === method) && (r.path === undefined || r.path.test(path)) && (r.status?.(status) ?? true),
+    );
     return {
       skip: applying.some((r) => r.skip),
+      typesOnly: applying.some((r) => r.typesOnly),
       ignoredPath: (segments) => applying.some((r) => r.patterns.some((p) => p.matches(segments))),
       ignoredWord: (word) => applying.some((r) => r.words.has(word)),
     };
   }
+}
+
+/** A rule's `status`: 404 or "404" that status, "4xx" its class; undefined when absent, null when it is neither. */
+function statusMatcher(spec: unknown): ((status: number) => boolean) | undefined | null {
+  if (spec === undefined) return undefined;
+  const text = String(spec);
+  if (/^[1-5]xx$/.test(text)) return (status) => Math.floor(status / 100) === Number(text[0]);
+  if (/^[1-5]\d\d$/.test(text) && (typeof spec === 'number' || typeof spec === 'string')) return (status) => status === Number(text);
+  return null;
 }
 
 function unknownKeys(object: Record<string, unknown>, known: string[], where: string, bad: (where: string, why: string) => Error): void {
@@ -323,7 +348,7 @@ export async function verifyRecording(file: string, options: VerifyOptions): Pro
   const exchanges: ExchangeReport[] = [];
   for await (const exchange of readRecording(file)) {
     const { method } = exchange;
-    const rules = ignore.forExchange(method, exchange.path);
+    const rules = ignore.forExchange(method, exchange.path, exchange.status);
     const report: ExchangeReport = {
       ...{ seq: exchange.seq, method, path: exchange.path, status: exchange.status },
       ...{ skipped: rules.skip, differences: [], unlisted: 0, ignored: 0 },
@@ -371,10 +396,11 @@ export async function verifyRecording(file: string, options: VerifyOptions): Pro
     else if (answer.cut) report.note = `the emulator's answer is longer than ${MAX_ANSWER_BYTES} bytes: not compared`;
     else if (method === 'HEAD') report.note = undefined;
     else if (recordedJson.ok && actualJson.ok) {
-      const result = diffJson(recordedJson.value, actualJson.value, { ignored: rules.ignoredPath, same: (a, b) => carried.same(a, b) });
+      const same = (a: unknown, b: unknown) => carried.same(a, b);
+      const result = diffJson(recordedJson.value, actualJson.value, { ignored: rules.ignoredPath, same, typesOnly: rules.typesOnly });
       report.ignored += result.ignored;
       differences.push(...result.differences);
-    } else if (recordedJson.ok !== actualJson.ok || (exchange.response.body ?? '') !== answer.text) {
+    } else if (recordedJson.ok !== actualJson.ok || (!rules.typesOnly && (exchange.response.body ?? '') !== answer.text)) {
       const recordedShown = recordedJson.ok ? `JSON ${show(recordedJson.value)}` : `text ${show(exchange.response.body ?? '')}`;
       const actualShown = actualJson.ok ? `JSON ${show(actualJson.value)}` : `text ${show(answer.text)}`;
       const kind = recordedJson.ok !== actualJson.ok ? 'type changed' : 'value changed';

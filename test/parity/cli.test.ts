@@ -63,7 +63,7 @@ describe('bad input exits 2 with a message naming it', () => {
     await writeFile(recording, '');
     const cases: Array<[unknown, string]> = [
       [{ ignore: ['$.a[x]'] }, "$.ignore[0]: '$.a[x]' at character 4: '[x]' is neither [*], an index nor a quoted name"],
-      [{ rules: [{ path: '/x', ignore: ['a.b'], skipp: true }] }, '$.rules[0]: unknown key "skipp" (known: path, method, ignore, skip)'],
+      [{ rules: [{ path: '/x', ignore: ['a.b'], skipp: true }] }, '$.rules[0]: unknown key "skipp" (known: path, method, status, ignore, skip, values, why)'],
       [{ ignores: [] }, '$: unknown key "ignores" (known: ignore, rules)'],
       [{ ignore: ['$..'] }, "$.ignore[0]: '$..' ends with '..'"],
     ];
