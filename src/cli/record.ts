@@ -132,7 +132,8 @@ export async function startRecorder(options: RecorderOptions): Promise<Recorder>
   const base = target.pathname.replace(/\/+$/, '');
   const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
   const stats: RecorderStats = { recorded: 0, dropped: 0, refused: 0, failed: 0, bytes: 0 };
-  const out: WriteStream = createWriteStream(options.out, { flags: 'w' });
+  // Readable by its owner only: masked or not, a recording holds a tenant's data.
+  const out: WriteStream = createWriteStream(options.out, { flags: 'w', mode: 0o600 });
   try {
     await once(out, 'open');
   } catch (err) {

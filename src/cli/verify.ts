@@ -363,7 +363,10 @@ export async function verifyRecording(file: string, options: VerifyOptions): Pro
     const target = `${url}${carried.path(exchange.path)}${exchange.query ? `?${exchange.query}` : ''}`;
     let response: Response;
     try {
-      response = await fetch(target, { method, headers: replayHeaders(exchange.request.headers, carried), body: method === 'GET' || method === 'HEAD' ? undefined : body });
+      // A redirect is an answer to compare, not to follow.
+      const init: RequestInit = { method, headers: replayHeaders(exchange.request.headers, carried), redirect: 'manual' };
+      if (method !== 'GET' && method !== 'HEAD') init.body = body;
+      response = await fetch(target, init);
     } catch (err) {
       throw new ParityInputError(`cannot reach the emulator at ${url}: ${(err as Error).cause ?? (err as Error).message}`);
     }
