@@ -37,7 +37,7 @@ export const scenarioRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }
   /** GET /_emulator/lifecycles: every lifecycle table, and each resource's state and next transition. */
   app.get(
     '/lifecycles',
-    { schema: { tags: ['Control'], summary: 'Lifecycle tables, durations, and where every resource is', response: { 200: LifecyclesSchema } } },
+    { schema: { tags: ['Control'], operationId: 'listLifecycles', summary: 'Lifecycle tables, durations, and where every resource is', response: { 200: LifecyclesSchema } } },
     async (request) => {
       const { provisioning } = world(request).stores;
       const { tables, resources } = provisioning.lifecycles();
@@ -60,7 +60,7 @@ export const scenarioRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }
     {
       schema: {
         tags: ['Control'],
-        summary: "One resource's lifecycle position",
+        operationId: 'getLifecycle', summary: "One resource's lifecycle position",
         params: ResourceParamsSchema,
         response: { 200: ResourceLifecycleSchema, ...errors(400, 404) },
       },
@@ -77,7 +77,7 @@ export const scenarioRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }
     {
       schema: {
         tags: ['Control'],
-        summary: 'Choose the outcome of the next start (a failure, or success); used up by that start',
+        operationId: 'setNextStart', summary: 'Choose the outcome of the next start (a failure, or success); used up by that start',
         params: ResourceParamsSchema,
         body: NextStartBodySchema,
         response: { 200: NextStartSchema, ...errors(400, 404) },
@@ -96,7 +96,7 @@ export const scenarioRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }
     {
       schema: {
         tags: ['Control'],
-        summary: 'Forget a chosen next-start outcome',
+        operationId: 'clearNextStart', summary: 'Forget a chosen next-start outcome',
         params: ResourceParamsSchema,
         response: { 204: Type.Null(), ...errors(400, 404) },
       },
@@ -114,7 +114,7 @@ export const scenarioRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }
     {
       schema: {
         tags: ['Control'],
-        summary: 'A RUNNING test environment becomes EXTERNALLY_TERMINATED now',
+        operationId: 'externallyTerminate', summary: 'A RUNNING test environment becomes EXTERNALLY_TERMINATED now',
         params: ResourceParamsSchema,
         response: { 200: ResourceLifecycleSchema, ...errors(400, 404) },
       },
@@ -132,7 +132,7 @@ export const scenarioRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }
     {
       schema: {
         tags: ['Control'],
-        summary: 'A cloud server becomes FAILED now',
+        operationId: 'failCloudServer', summary: 'A cloud server becomes FAILED now',
         params: ResourceParamsSchema,
         response: { 200: ResourceLifecycleSchema, ...errors(400, 404) },
       },
