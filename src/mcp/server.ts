@@ -91,6 +91,8 @@ export class Session {
   private own: boolean;
   /** The sandbox is known to exist (found or created). */
   private ready = false;
+  /** The deletion of its own sandbox, once the session has ended. */
+  private ending: Promise<void> | undefined;
   private readonly fetcher: typeof fetch;
 
   constructor(
@@ -173,10 +175,14 @@ export class Session {
   }
 
   /** The session is over: the sandbox it made itself goes with it. */
-  async end(): Promise<void> {
-    if (!this.own || !this.ready || this.sandbox === null) return;
+  end(): Promise<void> {
+    if (!this.own || !this.ready || this.sandbox === null) return this.ending ?? Promise.resolve();
     this.ready = false;
-    await this.send('DELETE', `${PATHS.control}/sandboxes/${this.sandbox}`).catch(() => undefined);
+    this.ending = this.send('DELETE', `${PATHS.control}/sandboxes/${this.sandbox}`).then(
+      () => undefined,
+      () => undefined,
+    );
+    return this.ending;
   }
 
   document(): Promise<OpenApiDocument> {
