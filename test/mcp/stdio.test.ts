@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -69,3 +70,22 @@ describe('cloud-emulator mcp (stdio)', () => {
     expect(answer.content[0].text).toMatch(/401/);
   });
 });
+
+describe('the built server', () => {
+  it('loads no code of the MCP SDK at start: only a session of the endpoint or the mcp command does', () => {
+    const read = (file: string) => readFileSync(join(ROOT, 'dist', 'cli', file), 'utf8');
+    /** Every bundle file the entry imports before it runs, following static imports only. */
+    const loadedAtStart = (entry: string, seen = new Set<string>()): Set<string> => {
+      seen.add(entry);
+      for (const [, file] of read(entry).matchAll(/(?:^|[;}\s])import(?:[^"'();]*?from)?\s*"\.\/(bundle-[A-Za-z0-9]+\.js)"/g)) if (!seen.has(file)) loadedAtStart(file, seen);
+      return seen;
+    };
+    const atStart = [...loadedAtStart('server.js')];
+    expect(atStart.length).toBeGreaterThan(1);
+    for (const file of atStart) expect(read(file), file).not.toMatch(/StreamableHTTPServerTransport|StdioServerTransport|isInitializeRequest/);
+    // The SDK is in the bundle all the same, in a file loaded when it is asked for.
+    const bundles = readdirSync(join(ROOT, 'dist', 'cli')).filter((f) => /^bundle-.*\.js$/.test(f));
+    expect(bundles.filter((f) => /StreamableHTTPServerTransport/.test(read(f))).length).toBe(1);
+  });
+});
+
