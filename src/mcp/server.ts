@@ -293,7 +293,8 @@ function ownTools(session: Session): OwnTool[] {
       name: 'request',
       description:
         "Sends an HTTP request to an emulated interface in the session's world, as the system under test would (it is journaled, faults apply, and most paths need an X-Auth-Token header: " +
-        'get_users lists the tokens). path is from the root, e.g. /concerto/services/rest/CloudService/v1/grid/101/start; the control API is reached through the other tools.',
+        'list_users lists the tokens). path is from the root, e.g. POST /concerto/services/rest/CloudService/v1/grid/101/action with the body {"action":"start"}; ' +
+        'alerts are fired and cleared here too (POST /concerto/mpulse/api/alerts/<uid>/fire). The control API is reached through the other tools.',
       inputSchema: {
         type: 'object',
         properties: {

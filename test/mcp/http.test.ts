@@ -112,6 +112,20 @@ describe('the MCP endpoint /_emulator/mcp', () => {
     expect(emu.clock.now()).toBe(T0 + 1000);
   });
 
+  it('makes sandboxes within MAX_SANDBOXES, saying so when there is no room', async () => {
+    emu = await startEmulator({ fixtures: BUNDLED_FIXTURES_DIR, clock: new ManualClock(T0), maxSandboxes: 1 });
+    const a = await connect(emu.url);
+    await ok(a, 'get_clock');
+    const b = await connect(emu.url);
+    const refused = await call(b, 'get_clock');
+    expect(refused.isError).toBe(true);
+    expect(refused.content[0].text).toMatch(/^cannot create sandbox 'mcp-[0-9a-f]{8}': 503 .*MAX_SANDBOXES is 1.*\(use_sandbox with sandbox null works in the default world\)$/);
+    expect(emu.app.sandboxes.list()).toHaveLength(1);
+    // Told to, the session works in the default world instead.
+    expect(await ok(b, 'use_sandbox', { sandbox: null })).toMatchObject({ world: 'default' });
+    expect((await ok(b, 'get_clock')).now).toBe(T0);
+  });
+
   it('waits for a state on the event stream', async () => {
     emu = await startEmulator({ fixtures: BUNDLED_FIXTURES_DIR, clock: new ManualClock(T0) });
     const client = await connect(emu.url);
