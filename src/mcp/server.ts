@@ -23,7 +23,7 @@ import { version } from '../config.js';
 import { packageRoot } from '../core/package-root.cjs';
 import { EVENT_KINDS, EVENT_TYPES } from '../world/events.js';
 import { SANDBOX_NAME, SANDBOX_NAME_RULE } from '../world/sandboxes.js';
-import { ToolArgumentError, requestOf, toolsOf, type ControlTool, type JsonSchema, type OpenApiDocument, type ToolAnnotations } from './tools.js';
+import { ToolArgumentError, refuseUnknown, requestOf, toolsOf, type ControlTool, type JsonSchema, type OpenApiDocument, type ToolAnnotations } from './tools.js';
 
 /** Where a session finds the emulator, and the credentials it calls it with. */
 export interface Connection {
@@ -234,7 +234,7 @@ function ownTools(session: Session): OwnTool[] {
       },
       annotations: { title: 'Choose the world of the session', readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       async run(args) {
-        for (const name of Object.keys(args)) if (name !== 'sandbox' && name !== 'create') throw new ToolArgumentError(`unknown argument '${name}': use_sandbox takes sandbox, create`);
+        refuseUnknown('use_sandbox', args, ['sandbox', 'create']);
         if (args.sandbox === undefined) {
           await session.ensureWorld();
           return result(session.where());
@@ -262,8 +262,7 @@ function ownTools(session: Session): OwnTool[] {
       },
       annotations: { title: 'Wait for a state or an event', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       async run(args) {
-        const known = ['kind', 'id', 'state', 'types', 'timeoutMs'];
-        for (const name of Object.keys(args)) if (!known.includes(name)) throw new ToolArgumentError(`unknown argument '${name}': wait_for takes ${known.join(', ')}`);
+        refuseUnknown('wait_for', args, ['kind', 'id', 'state', 'types', 'timeoutMs']);
         const timeoutMs = args.timeoutMs ?? DEFAULT_WAIT_MS;
         if (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_WAIT_MS) {
           throw new ToolArgumentError(`argument 'timeoutMs' must be an integer from 1 to ${MAX_WAIT_MS}`);
@@ -308,7 +307,7 @@ function ownTools(session: Session): OwnTool[] {
       },
       annotations: { title: 'Send a request to an emulated interface', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
       async run(args) {
-        for (const name of Object.keys(args)) if (!['method', 'path', 'headers', 'body'].includes(name)) throw new ToolArgumentError(`unknown argument '${name}': request takes method, path, headers, body`);
+        refuseUnknown('request', args, ['method', 'path', 'headers', 'body']);
         const { method, path, headers = {} } = args as { method: unknown; path: unknown; headers?: unknown };
         if (typeof method !== 'string' || !/^[A-Za-z]+$/.test(method)) throw new ToolArgumentError("argument 'method' must be an HTTP method");
         if (typeof path !== 'string' || !path.startsWith('/') || path.startsWith('//')) throw new ToolArgumentError("argument 'path' must be a path starting with /");

@@ -165,12 +165,17 @@ export function toolsOf(document: OpenApiDocument): ControlTool[] {
   return tools;
 }
 
+/** Refuses an argument the tool `name` does not take: `known` are those it does. */
+export function refuseUnknown(name: string, args: Record<string, unknown>, known: readonly string[]): void {
+  for (const arg of Object.keys(args)) {
+    if (!known.includes(arg)) throw new ToolArgumentError(`unknown argument '${arg}': ${name} takes ${known.length ? known.join(', ') : 'no arguments'}`);
+  }
+}
+
 /** The request a call of `tool` with `args` makes: its path filled in, its query and body. */
 export function requestOf(tool: ControlTool, args: Record<string, unknown>): { method: string; path: string; query: Record<string, string>; body?: unknown } {
   const known = [...tool.pathParams, ...tool.queryParams, ...(tool.hasBody ? ['body'] : [])];
-  for (const name of Object.keys(args)) {
-    if (!known.includes(name)) throw new ToolArgumentError(`unknown argument '${name}': ${tool.name} takes ${known.length ? known.join(', ') : 'no arguments'}`);
-  }
+  refuseUnknown(tool.name, args, known);
   const scalar = (name: string): string => {
     const value = args[name];
     if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {

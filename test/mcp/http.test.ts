@@ -3,6 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startEmulator, ManualClock, type RunningEmulator } from '../../src/index.js';
 import { BUNDLED_FIXTURES_DIR } from '../../src/config.js';
+import { START_GRID_101, call, ok } from './helpers.js';
 
 const T0 = Date.UTC(2026, 10, 22, 9, 0, 0);
 const ADMIN = 'mcp-admin-secret';
@@ -27,16 +28,6 @@ async function connect(url: string, { token, query = '' }: { token?: string; que
   return client;
 }
 
-type ToolAnswer = { isError?: boolean; structuredContent?: Record<string, unknown>; content: Array<{ type: string; text?: string }> };
-async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<ToolAnswer> {
-  return (await client.callTool({ name, arguments: args })) as ToolAnswer;
-}
-async function ok(client: Client, name: string, args: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
-  const answer = await call(client, name, args);
-  expect(answer.isError, `${name}: ${answer.content[0]?.text}`).toBeFalsy();
-  return answer.structuredContent ?? {};
-}
-
 describe('the MCP endpoint /_emulator/mcp', () => {
   it('lists the tools of the control API, annotated, and runs a failed grid start in a sandbox of its own', async () => {
     emu = await startEmulator({ fixtures: BUNDLED_FIXTURES_DIR, clock: new ManualClock(T0), adminToken: ADMIN });
@@ -56,12 +47,7 @@ describe('the MCP endpoint /_emulator/mcp', () => {
     const sandbox = await ok(client, 'use_sandbox', { sandbox: 'agent-a' });
     expect(sandbox).toMatchObject({ world: 'sandbox', sandbox: 'agent-a', created: true });
     expect(await ok(client, 'set_next_start', { kind: 'grid', id: 101, body: { outcome: 'ALLOCATE_FAILED' } })).toMatchObject({ outcome: 'ALLOCATE_FAILED' });
-    const started = await ok(client, 'request', {
-      method: 'POST',
-      path: '/concerto/services/rest/CloudService/v1/grid/101/action',
-      headers: { 'X-Auth-Token': 'demo-token' },
-      body: { action: 'start' },
-    });
+    const started = await ok(client, 'request', START_GRID_101);
     expect(started.status).toBe(202);
     expect((await ok(client, 'advance_clock', { body: { until: { kind: 'grid', id: 101 } } })).advancedMs).toBeGreaterThan(0);
     expect(await ok(client, 'get_lifecycle', { kind: 'grid', id: '101' })).toMatchObject({ state: 'ALLOCATE_FAILED' });
@@ -126,10 +112,10 @@ describe('the MCP endpoint /_emulator/mcp', () => {
     expect((await ok(b, 'get_clock')).now).toBe(T0);
   });
 
-  it('waits for a state on the event stream', async () => {
+  it('waits for a state, or an event, on the event stream', async () => {
     emu = await startEmulator({ fixtures: BUNDLED_FIXTURES_DIR, clock: new ManualClock(T0) });
     const client = await connect(emu.url);
-    await ok(client, 'request', { method: 'POST', path: '/concerto/services/rest/CloudService/v1/grid/101/action', headers: { 'X-Auth-Token': 'demo-token' }, body: { action: 'start' } });
+    await ok(client, 'request', START_GRID_101);
     const waiting = call(client, 'wait_for', { kind: 'grid', id: 101, state: 'CHECKED', timeoutMs: 10_000 });
     // Until time passes, nothing comes; then the transition does.
     await new Promise((r) => setTimeout(r, 200));
@@ -140,6 +126,14 @@ describe('the MCP endpoint /_emulator/mcp', () => {
     const late = await call(client, 'wait_for', { kind: 'grid', id: 101, state: 'TERMINATED', timeoutMs: 300 });
     expect(late.isError).toBe(true);
     expect(late.content[0].text).toMatch(/waited 300 ms/);
+
+    // An event: the next alert fired, fired through the alerts interface.
+    const fired = call(client, 'wait_for', { types: ['alert.fired'], timeoutMs: 10_000 });
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await ok(client, 'request', { method: 'POST', path: '/concerto/mpulse/api/alerts/demo-alert/fire', body: {} })).status).toBe(204);
+    const event = await fired;
+    expect(event.isError, event.content[0]?.text).toBeFalsy();
+    expect(event.structuredContent).toMatchObject({ type: 'alert.fired', kind: 'alert', resourceId: 'demo-alert' });
   });
 
   it('reads the resources: the lifecycles, the world, the OpenAPI document, the behaviour reference', async () => {

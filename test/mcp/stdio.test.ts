@@ -8,6 +8,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { startEmulator, ManualClock, type RunningEmulator } from '../../src/index.js';
 import { BUNDLED_FIXTURES_DIR } from '../../src/config.js';
 import { ROOT } from '../docs/markdown.js';
+import { START_GRID_101, call, ok } from './helpers.js';
 
 /** `cloud-emulator mcp` as an agent's client starts it: the built command, spoken to over stdio. */
 
@@ -36,23 +37,16 @@ async function connect(args: string[], env: Record<string, string> = {}): Promis
   return c;
 }
 
-type ToolAnswer = { isError?: boolean; structuredContent?: Record<string, unknown>; content: Array<{ text?: string }> };
-
 describe('cloud-emulator mcp (stdio)', () => {
   it('steers the emulator at --url in a sandbox of its own, with the admin token from the environment, and deletes the sandbox at the end', async () => {
     emu = await startEmulator({ fixtures: BUNDLED_FIXTURES_DIR, clock: new ManualClock(T0), adminToken: ADMIN });
     client = await connect(['--url', emu.url], { ADMIN_TOKEN: ADMIN });
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['set_next_start', 'advance_clock', 'get_lifecycle', 'wait_for', 'request', 'use_sandbox']));
-    const call = async (name: string, args: Record<string, unknown>) => {
-      const answer = (await client!.callTool({ name, arguments: args })) as ToolAnswer;
-      expect(answer.isError, `${name}: ${answer.content[0]?.text}`).toBeFalsy();
-      return answer.structuredContent ?? {};
-    };
-    await call('set_next_start', { kind: 'grid', id: 101, body: { outcome: 'ALLOCATE_FAILED' } });
-    await call('request', { method: 'POST', path: '/concerto/services/rest/CloudService/v1/grid/101/action', headers: { 'X-Auth-Token': 'demo-token' }, body: { action: 'start' } });
-    await call('advance_clock', { body: { until: { kind: 'grid', id: 101 } } });
-    expect(await call('get_lifecycle', { kind: 'grid', id: 101 })).toMatchObject({ state: 'ALLOCATE_FAILED' });
+    await ok(client, 'set_next_start', { kind: 'grid', id: 101, body: { outcome: 'ALLOCATE_FAILED' } });
+    await ok(client, 'request', START_GRID_101);
+    await ok(client, 'advance_clock', { body: { until: { kind: 'grid', id: 101 } } });
+    expect(await ok(client, 'get_lifecycle', { kind: 'grid', id: 101 })).toMatchObject({ state: 'ALLOCATE_FAILED' });
     const [sandbox] = emu.app.sandboxes.list();
     expect(sandbox.name).toMatch(/^mcp-/);
     expect(emu.world.stores.provisioning.position('grid', 101)?.state).not.toBe('ALLOCATE_FAILED');
@@ -65,7 +59,7 @@ describe('cloud-emulator mcp (stdio)', () => {
   it('answers 401 as a failed call without the admin token', async () => {
     emu = await startEmulator({ fixtures: BUNDLED_FIXTURES_DIR, clock: new ManualClock(T0), adminToken: ADMIN });
     client = await connect(['--url', emu.url, '--default-world']);
-    const answer = (await client.callTool({ name: 'get_clock', arguments: {} })) as ToolAnswer;
+    const answer = await call(client, 'get_clock');
     expect(answer.isError).toBe(true);
     expect(answer.content[0].text).toMatch(/401/);
   });
