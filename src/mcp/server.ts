@@ -93,6 +93,8 @@ export class Session {
   private ready = false;
   /** The deletion of its own sandbox, once the session has ended. */
   private ending: Promise<void> | undefined;
+  /** The first look for (or creation of) the sandbox, while it runs. */
+  private ensuring: Promise<boolean> | undefined;
   private readonly fetcher: typeof fetch;
 
   constructor(
@@ -102,11 +104,6 @@ export class Session {
     this.own = binding === undefined;
     this.sandbox = binding === undefined ? `mcp-${randomBytes(4).toString('hex')}` : binding;
     this.fetcher = connection.fetch ?? globalThis.fetch;
-  }
-
-  /** The sandbox the session works in (null: the default world). */
-  get world(): string | null {
-    return this.sandbox;
   }
 
   private headers(extra: Record<string, string> = {}): Record<string, string> {
@@ -126,11 +123,16 @@ export class Session {
     return { status: res.status, headers: res.headers, text: await res.text() };
   }
 
-  /** Makes sure the session's sandbox exists (creating it from the seed when missing); its name, or null. */
+  /**
+   * Makes sure the session's sandbox exists (creating it from the seed when missing); its name,
+   * or null. Calls made at once wait for the one creation, which a second PUT would replace.
+   */
   async ensureWorld(): Promise<string | null> {
     if (this.sandbox === null || this.ready) return this.sandbox;
-    await this.findOrCreate(this.sandbox, true);
-    this.ready = true;
+    const name = this.sandbox;
+    this.ensuring ??= this.findOrCreate(name, true).finally(() => (this.ensuring = undefined));
+    await this.ensuring;
+    if (this.sandbox === name) this.ready = true;
     return this.sandbox;
   }
 
