@@ -366,7 +366,11 @@ function resources(session: Session) {
       name: 'behaviour reference',
       description: 'What the emulated service does, call by call, and what the emulator does not do',
       mimeType: 'text/markdown',
-      read: () => readFile(join(packageRoot(), 'docs', 'behaviour-reference.md'), 'utf8'),
+      read: () =>
+        readFile(join(packageRoot(), 'docs', 'behaviour-reference.md'), 'utf8').catch((err: NodeJS.ErrnoException) => {
+          if (err.code !== 'ENOENT') throw err;
+          throw new Error('the behaviour reference is not installed here (the container image holds no documentation): read docs/behaviour-reference.md of the package');
+        }),
     },
   ];
 }
