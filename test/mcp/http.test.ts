@@ -107,9 +107,17 @@ describe('the MCP endpoint /_emulator/mcp', () => {
     expect(refused.isError).toBe(true);
     expect(refused.content[0].text).toMatch(/^cannot create sandbox 'mcp-[0-9a-f]{8}': 503 .*MAX_SANDBOXES is 1.*\(use_sandbox with sandbox null works in the default world\)$/);
     expect(emu.app.sandboxes.list()).toHaveLength(1);
-    // Told to, the session works in the default world instead.
+    // Told to, the session works in the default world instead (as it must with SANDBOXES=off).
     expect(await ok(b, 'use_sandbox', { sandbox: null })).toMatchObject({ world: 'default' });
     expect((await ok(b, 'get_clock')).now).toBe(T0);
+  });
+
+  it('with SANDBOXES=off, says so on the first call of a session that was not started in the default world', async () => {
+    emu = await startEmulator({ fixtures: BUNDLED_FIXTURES_DIR, clock: new ManualClock(T0), sandboxes: 'off' });
+    const refused = await call(await connect(emu.url), 'get_clock');
+    expect(refused.isError).toBe(true);
+    expect(refused.content[0].text).toMatch(/^cannot create sandbox 'mcp-[0-9a-f]{8}': \d{3} /);
+    expect((await ok(await connect(emu.url, { query: '?world=default' }), 'get_clock')).now).toBe(T0);
   });
 
   it('waits for a state, or an event, on the event stream', async () => {
