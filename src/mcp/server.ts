@@ -21,7 +21,7 @@ import { EmulatorClient, EmulatorError, type LifecycleKind } from '../client/ind
 import { PATHS } from '../http/paths.js';
 import { version } from '../config.js';
 import { packageRoot } from '../core/package-root.cjs';
-import { EVENT_KINDS, EVENT_TYPES } from '../world/events.js';
+import { EVENT_KINDS, EVENT_TYPES } from '../world/event-types.js';
 import { SANDBOX_NAME, SANDBOX_NAME_RULE } from '../world/sandboxes.js';
 import { ToolArgumentError, refuseUnknown, requestOf, toolsOf, type ControlTool, type JsonSchema, type OpenApiDocument, type ToolAnnotations } from './tools.js';
 
