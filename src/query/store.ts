@@ -220,6 +220,9 @@ function statistics(ys: number[]): { yMin: number; yMax: number; ySum: number; y
  * range up to the emulator's now, and the incidents that bend it. Nothing grows with time:
  * complete hours and days are kept in a cache bounded in bytes.
  */
+/** Days a batch of complete days gathers before it lets other requests in (each a fraction of a millisecond). */
+const BATCH_YIELD_DAYS = 16;
+
 /** Minutes of fresh data a query works out before it lets other requests in (six hours: about 25 ms for a breakdown by 11 countries). */
 const YIELD_MINUTES = 6 * 60;
 
@@ -367,20 +370,52 @@ export class QueryStore {
       keep(`${key}d${m}`, block);
       return block;
     };
-    let m = fromMin;
-    // Bounded by the range, which parseQuery bounds.
-    while (m < toMin) {
-      if (m % DAY_MINUTES === 0 && m + DAY_MINUTES <= toMin) {
-        add(await day(m));
-        m += DAY_MINUTES;
-      } else if (m % 60 === 0 && m + 60 <= toMin) {
-        add(await hour(m));
-        m += 60;
-      } else {
-        gen.addMinute(out, m, timer, selection, by);
-        m++;
+    // The complete days of a range whose beacons no dimension splits: summed by counts of
+    // beacons (MinuteBatch), all of them at once, and kept as one block for the next query
+    // of the same days (a dashboard polling the last 30 days asks for them every minute).
+    const batch = gen.batch(timer, selection, by);
+    const firstDay = Math.ceil(fromMin / DAY_MINUTES) * DAY_MINUTES;
+    const endDay = Math.floor(toMin / DAY_MINUTES) * DAY_MINUTES;
+    const days = async (): Promise<Float64Array> => {
+      const daysKey = endDay - firstDay === DAY_MINUTES ? `${key}d${firstDay}` : `${key}D${firstDay}-${endDay}`;
+      const hit = this.cache.get(daysKey);
+      if (hit) return hit;
+      const block = new Float64Array(size);
+      let pending = 0;
+      // Bounded by the range, which parseQuery bounds (93 days).
+      for (let d = firstDay; d < endDay; d += DAY_MINUTES) {
+        const known = this.cache.get(`${key}d${d}`);
+        if (known) for (let k = 0; k < size; k++) block[k] += known[k];
+        else {
+          gen.addToBatch(batch!, d, d + DAY_MINUTES);
+          if (++pending % BATCH_YIELD_DAYS === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+        }
       }
-    }
+      batch!.sumInto(block);
+      keep(daysKey, block);
+      return block;
+    };
+    const walk = async (from: number, to: number) => {
+      let m = from;
+      // Bounded by the range, which parseQuery bounds.
+      while (m < to) {
+        if (m % DAY_MINUTES === 0 && m + DAY_MINUTES <= to) {
+          add(await day(m));
+          m += DAY_MINUTES;
+        } else if (m % 60 === 0 && m + 60 <= to) {
+          add(await hour(m));
+          m += 60;
+        } else {
+          gen.addMinute(out, m, timer, selection, by);
+          m++;
+        }
+      }
+    };
+    if (batch && endDay > firstDay) {
+      add(await days());
+      await walk(fromMin, firstDay);
+      await walk(endDay, toMin);
+    } else await walk(fromMin, toMin);
     keep(rangeKey, out);
     return out;
   }
