@@ -508,8 +508,7 @@ export class RumGenerator {
    * splits (those minutes are added one by one).
    */
   batch(timer: Timer, selection: Selection, by?: Dimension): MinuteBatch | undefined {
-    if (selection.empty || (by !== undefined && by !== 'pageGroup')) return undefined;
-    for (const d of SPLIT_DIMENSIONS) if (selection[d]) return undefined;
+    if (!batches(selection, by)) return undefined;
     return new MinuteBatch(timer, selection, by === 'pageGroup', (by === 'pageGroup' ? this.model.pageGroups.length : 1) * BLOCK_SIZE, (cdf, n) => this.liftsOf(cdf, n));
   }
 
@@ -657,6 +656,13 @@ export class RumGenerator {
     if (!t) this.shareTables.set(d, (t = cumulative(this.model.dimensions[d].map((v) => v.share))));
     return t;
   }
+}
+
+/** Whether the minutes of a selection (and breakdown) can be summed by a batch: no dimension splits their beacons. */
+export function batches(selection: Selection, by?: Dimension): boolean {
+  if (selection.empty || (by !== undefined && by !== 'pageGroup')) return false;
+  for (const d of SPLIT_DIMENSIONS) if (selection[d]) return false;
+  return true;
 }
 
 /** The product of a factor of the incidents active on page group g (1 without any). */
