@@ -70,8 +70,14 @@ export interface DimensionValue {
  * number of a query that does not use it.
  */
 export const SPLIT_DIMENSIONS = ['browser', 'country', 'abTest', 'bandwidth', 'isp', 'connectionType', 'deviceType', 'os'] as const;
-export type SplitDimension = (typeof SPLIT_DIMENSIONS)[number];
+export type BuiltInDimension = (typeof SPLIT_DIMENSIONS)[number];
+/** A custom dimension a fixture declares for its app, by its name; split after the built-in ones, in the order declared. */
+export type CustomDimension = `custom:${string}`;
+export type SplitDimension = BuiltInDimension | CustomDimension;
 export type Dimension = 'pageGroup' | SplitDimension;
+
+/** The key of a custom dimension in a model and a selection. */
+export const customDimension = (name: string): CustomDimension => `custom:${name}`;
 
 export const BANDWIDTH_BLOCKS: readonly DimensionValue[] = [
   { name: '0', share: 0.01, loadTimeFactor: 4 },
@@ -118,7 +124,10 @@ export interface RumModel {
   errorRate: number;
   bounceRate: number;
   pageGroups: DimensionValue[];
+  /** Every split dimension's values (a custom one the model does not declare has none: look them up through splitDimensions). */
   dimensions: Record<SplitDimension, DimensionValue[]>;
+  /** Every split dimension of the model: the built-in ones, then its custom ones (in the order declared). */
+  splitDimensions: readonly SplitDimension[];
   timers: Timer[];
   customMetrics: CustomMetric[];
 }
@@ -259,6 +268,7 @@ export function modelOf(domainId: number, seed: RumModelSeed | undefined): RumMo
     name: m.name,
     ratePercent: m.ratePercent,
   }));
+  const custom = seed?.customDimensions ?? [];
   return {
     domainId,
     beaconsPerMinute: seed?.beaconsPerMinute ?? Math.round(80 + 420 * u('traffic')),
@@ -278,7 +288,9 @@ export function modelOf(domainId: number, seed: RumModelSeed | undefined): RumMo
       connectionType: pick(seed?.connectionTypes, values(DEFAULT_CONNECTION_TYPES)),
       deviceType: pick(seed?.deviceTypes, values(DEFAULT_DEVICE_TYPES)),
       os: pick(seed?.operatingSystems, values(DEFAULT_OPERATING_SYSTEMS)),
+      ...Object.fromEntries(custom.map((d) => [customDimension(d.name), pick(d.values, [])])),
     },
+    splitDimensions: [...SPLIT_DIMENSIONS, ...custom.map((d) => customDimension(d.name))],
     timers,
     customMetrics,
   };
@@ -342,13 +354,15 @@ export interface Selection {
   connectionType?: readonly number[];
   deviceType?: readonly number[];
   os?: readonly number[];
+  [custom: CustomDimension]: readonly number[] | undefined;
   empty?: boolean;
 }
 
 /** A canonical text of a selection, for cache keys. */
 export function selectionKey(s: Selection): string {
   if (s.empty) return 'none';
-  return ['pageGroup', ...SPLIT_DIMENSIONS].map((d) => (s[d as Dimension] ? `${d}=${s[d as Dimension]!.join(',')}` : '')).join(';');
+  const custom = (Object.keys(s) as Dimension[]).filter((d) => d.startsWith('custom:')).sort();
+  return ['pageGroup' as const, ...SPLIT_DIMENSIONS, ...custom].map((d) => (s[d] ? `${d}=${s[d]!.join(',')}` : '')).join(';');
 }
 
 /** Slots of a block: the buckets, then the error count. */
@@ -375,6 +389,8 @@ export class RumGenerator {
     this.groupCum = cumulative(model.pageGroups.map((g) => g.share));
     this.domainHash = hashState(model.domainId);
     this.trafficHash = hashState(model.domainId, 'traffic');
+    this.offsets = new Float64Array(model.splitDimensions.length);
+    this.streams = new Uint32Array(model.splitDimensions.length);
   }
 
   /** The hash states after the domain id, and after it and 'traffic': each minute's draws mix only the rest in. */
@@ -571,7 +587,7 @@ export class RumGenerator {
     if (n === 0) return;
     const splits: Array<{ dimension: SplitDimension; weights: Float64Array; width: number; kept: readonly number[]; shares: Float64Array }> = [];
     let byIndex = -1;
-    for (const d of SPLIT_DIMENSIONS) {
+    for (const d of this.model.splitDimensions) {
       const width = this.model.dimensions[d].length + 1;
       let kept = selection[d];
       if (d === by) {
@@ -636,11 +652,11 @@ export class RumGenerator {
   }
 
   /** The offsets of one bucket, one per split dimension. */
-  private readonly offsets = new Float64Array(SPLIT_DIMENSIONS.length);
+  private readonly offsets: Float64Array;
 
   private readonly shareTables = new Map<SplitDimension, Float64Array>();
   /** The states of the offset streams of one minute and page group (mulberry32). */
-  private readonly streams = new Uint32Array(SPLIT_DIMENSIONS.length);
+  private readonly streams: Uint32Array;
 
   /** The next offset in [0, 1) of stream `s`. */
   private draw(s: number): number {
@@ -661,7 +677,7 @@ export class RumGenerator {
 /** Whether the minutes of a selection (and breakdown) can be summed by a batch: no dimension splits their beacons. */
 export function batches(selection: Selection, by?: Dimension): boolean {
   if (selection.empty || (by !== undefined && by !== 'pageGroup')) return false;
-  for (const d of SPLIT_DIMENSIONS) if (selection[d]) return false;
+  for (const d of Object.keys(selection)) if (d !== 'pageGroup' && d !== 'empty' && selection[d as SplitDimension]) return false;
   return true;
 }
 

@@ -38,6 +38,21 @@ export const RumModelSeedSchema = Type.Object(
     connectionTypes: Type.Optional(Type.Array(DimensionValueSchema('effective connection type, e.g. 4g'), { minItems: 1, maxItems: 20 })),
     deviceTypes: Type.Optional(Type.Array(DimensionValueSchema('device type, e.g. Mobile'), { minItems: 1, maxItems: 20 })),
     operatingSystems: Type.Optional(Type.Array(DimensionValueSchema('operating system, e.g. Android'), { minItems: 1, maxItems: 50 })),
+    customDimensions: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({
+              pattern: '^[A-Za-z][A-Za-z0-9_]{0,39}$',
+              description: 'queried as the filter custom-dimension-<name> and the dimension custom_dimension_<name>; not a built-in dimension\'s name',
+            }),
+            values: Type.Array(DimensionValueSchema('a value of the dimension'), { minItems: 1, maxItems: 50 }),
+          },
+          { additionalProperties: false },
+        ),
+        { maxItems: 10, description: 'custom dimensions of the app, each splitting its beacons as the built-in ones do' },
+      ),
+    ),
     customTimers: Type.Optional(
       Type.Array(
         Type.Object(

@@ -1,6 +1,7 @@
 import type { Clock } from '../core/clock.js';
 import type { SectionSnapshot } from '../core/snapshot.js';
 import { conflicting, forbidden, invalid, missing } from '../core/errors.js';
+import { didYouMean } from '../core/suggest.js';
 import { FixtureError } from '../core/fixtures.js';
 import { RateCounters } from '../core/rate-counters.js';
 import { unit } from '../core/random.js';
@@ -13,6 +14,7 @@ import {
   RumGenerator,
   SESSIONS_PER_BEACON,
   SPLIT_DIMENSIONS,
+  customDimension,
   appErrorCounts,
   batches,
   bounceAt,
@@ -28,7 +30,7 @@ import {
   type Timer,
 } from './model.js';
 import { NO_DRILLDOWNS, parseQuery, type QueryRequest } from './params.js';
-import type { Incident, IncidentCreateBody, IncidentSeed, QueryDomain, QueryPorts, QueryQuery, QuerySections } from './schemas.js';
+import type { Incident, IncidentCreateBody, IncidentSeed, QueryDomain, QueryPorts, QueryQuery, QuerySections, RumModelSeed } from './schemas.js';
 
 const MINUTE = 60_000;
 const DAY_MINUTES = 1440;
@@ -288,6 +290,7 @@ export class QueryStore {
         ...(endAgoMs !== undefined ? { endRelative: true as const } : {}),
       };
     });
+    state.rumModels.forEach((seed, i) => rumModelProblems(seed, i, (text) => problems.push(text())));
     if (problems.length) throw new FixtureError(problems.join('\n'));
     this.nextIncidentId = Math.max(FIRST_INCIDENT_ID, ...this.incidents.map((i) => i.id + 1));
   }
@@ -468,7 +471,8 @@ export class QueryStore {
   private selectionOf(model: RumModel, request: QueryRequest): Selection {
     if (request.unmodelledFilter) return { empty: true };
     const d = request.drilldowns;
-    if (d === NO_DRILLDOWNS) return EVERY_BEACON;
+    const custom = request.customDrilldowns;
+    if (d === NO_DRILLDOWNS && custom === undefined) return EVERY_BEACON;
     const selection: Selection = {};
     const pick = (names: string[] | undefined, list: ReadonlyArray<{ name: string }>): number[] | undefined =>
       names === undefined ? undefined : list.flatMap((v, i) => (names.includes(v.name) ? [i] : []));
@@ -482,9 +486,15 @@ export class QueryStore {
     selection.deviceType = pick(d['device-type'], model.dimensions.deviceType);
     selection.os = pick(d.os, model.dimensions.os);
     if (d['beacon-type'] && !d['beacon-type'].includes('page view')) return { empty: true };
-    for (const key of ['pageGroup', ...SPLIT_DIMENSIONS] as const) {
-      if (selection[key] === undefined) delete selection[key];
-      else if (selection[key]!.length === 0) return { empty: true };
+    // A custom dimension the app does not declare: no beacon has it, as the service answers.
+    for (const [name, values] of Object.entries(custom ?? {})) {
+      const key = customDimension(name);
+      selection[key] = model.splitDimensions.includes(key) ? pick(values, model.dimensions[key]) : [];
+    }
+    for (const key of Object.keys(selection) as Array<keyof Selection>) {
+      const kept = selection[key] as readonly number[] | undefined;
+      if (kept === undefined) delete selection[key];
+      else if (kept.length === 0) return { empty: true };
     }
     return selection;
   }
@@ -631,10 +641,7 @@ export class QueryStore {
       case 'metrics-by-dimension':
         return await this.metricsByDimension(gen, request, selection, fromMin, toMin);
       case 'dimension-values': {
-        const dimension = request.dimension;
-        if (dimension === undefined) throw invalid('Invalid parameter: dimension is required: (missing)');
-        const modelled = MODELLED_DIMENSIONS[dimension];
-        if (modelled === undefined && !SERVICE_DIMENSIONS.includes(dimension)) throw invalid(`Invalid parameter: dimension is not a dimension: ${dimension}`);
+        const { dimension, modelled } = dimensionOf(model, request);
         if (modelled === undefined || modelled === 'beaconType') {
           const only = modelled === undefined ? [] : [{ name: 'page view', stats: { n: 1, median: 0 } }];
           return { values: this.arranged(only, request, dimension).map((r) => r.name) };
@@ -666,11 +673,8 @@ export class QueryStore {
    */
   private async dimensionOverTime(gen: RumGenerator, request: QueryRequest): Promise<Record<string, unknown>> {
     if (request.sortby !== undefined) throw invalid(`Invalid parameter: sortby does not apply to dimension-over-time (its series are ordered by beacons): ${request.sortby}`);
-    const dimension = request.dimension;
-    if (dimension === undefined) throw invalid('Invalid parameter: dimension is required: (missing)');
-    const modelled = MODELLED_DIMENSIONS[dimension];
-    if (modelled === undefined && !SERVICE_DIMENSIONS.includes(dimension)) throw invalid(`Invalid parameter: dimension is not a dimension: ${dimension}`);
     const model = gen.model;
+    const { modelled } = dimensionOf(model, request);
     const selection = this.selectionOf(model, request);
     const pageLoad = model.timers[0];
     const { points, end } = this.steps(request);
@@ -826,10 +830,7 @@ export class QueryStore {
     toMin: number,
   ): Promise<Record<string, unknown>> {
     const model = gen.model;
-    const dimension = request.dimension;
-    if (dimension === undefined) throw invalid('Invalid parameter: dimension is required: (missing)');
-    const modelled = MODELLED_DIMENSIONS[dimension];
-    if (modelled === undefined && !SERVICE_DIMENSIONS.includes(dimension)) throw invalid(`Invalid parameter: dimension is not a dimension: ${dimension}`);
+    const { dimension, modelled } = dimensionOf(model, request);
     const columns = request.columns ?? (model.customMetrics.length ? model.customMetrics.map((m) => m.name) : ['beacons']);
     const ids = columns.map((c) => {
       const id = COLUMN_METRICS[c] ?? model.customMetrics.find((m) => m.name === c || m.id === c)?.id;
@@ -962,6 +963,56 @@ const MODELLED_DIMENSIONS: Record<string, Dimension | 'beaconType'> = {
   device_type: 'deviceType',
   os: 'os',
 };
+/** How a custom dimension is named in the `dimension` parameter. */
+const CUSTOM_DIMENSION_PREFIX = 'custom_dimension_';
+
+/**
+ * The `dimension` of a query, and what the model calls it (undefined: a dimension of the
+ * service the model does not have, which answers no rows); a custom one is
+ * custom_dimension_<name>, for a name the app declares.
+ */
+function dimensionOf(model: RumModel, request: QueryRequest): { dimension: string; modelled: Dimension | 'beaconType' | undefined } {
+  const dimension = request.dimension;
+  if (dimension === undefined) throw invalid('Invalid parameter: dimension is required: (missing)');
+  const modelled = MODELLED_DIMENSIONS[dimension];
+  if (modelled !== undefined || SERVICE_DIMENSIONS.includes(dimension)) return { dimension, modelled };
+  if (dimension.startsWith(CUSTOM_DIMENSION_PREFIX)) {
+    const key = customDimension(dimension.slice(CUSTOM_DIMENSION_PREFIX.length));
+    if (model.splitDimensions.includes(key)) return { dimension, modelled: key };
+  }
+  const known = [
+    ...Object.keys(MODELLED_DIMENSIONS),
+    ...SERVICE_DIMENSIONS,
+    ...model.splitDimensions.filter((d) => d.startsWith('custom:')).map((d) => `${CUSTOM_DIMENSION_PREFIX}${d.slice('custom:'.length)}`),
+  ];
+  throw invalid(`Invalid parameter: dimension is not a dimension${didYouMean(dimension, known)}: ${dimension}`);
+}
+
+/**
+ * The problems of the custom dimensions of the model at `i` of a seed, each reported through
+ * `report`: a name a built-in dimension has (in any of its spellings) or another custom one
+ * has, a value named twice. Shares and names are the schema's to check.
+ */
+export function rumModelProblems(seed: RumModelSeed, i: number, report: (text: () => string) => void): void {
+  const builtIn = new Set([...Object.keys(MODELLED_DIMENSIONS), ...SERVICE_DIMENSIONS, ...SPLIT_DIMENSIONS, 'page_group', 'pageGroup'].map(spelling));
+  const seen = new Set<string>();
+  (seed.customDimensions ?? []).forEach((d, j) => {
+    const at = `$.rumModels[${i}].customDimensions[${j}]`;
+    const name = spelling(d.name);
+    if (builtIn.has(name)) report(() => `${at}.name: '${d.name}' is a built-in dimension's name; give the custom dimension another one`);
+    else if (seen.has(name)) report(() => `${at}.name: '${d.name}' names another custom dimension of this model too`);
+    seen.add(name);
+    const values = new Set<string>();
+    d.values.forEach((v, k) => {
+      if (values.has(v.name)) report(() => `${at}.values[${k}].name: '${v.name}' is a value of this dimension already`);
+      values.add(v.name);
+    });
+  });
+}
+
+/** A dimension's name as two spellings of it compare: case, dashes and underscores aside (page-group, page_group, pageGroup). */
+const spelling = (name: string) => name.toLowerCase().replace(/[-_]/g, '');
+
 /** Dimensions the service has and the model does not: they answer no rows. */
 const SERVICE_DIMENSIONS = [
   'akamai_aa',
