@@ -756,7 +756,11 @@ function liftsOf(cdf: Float64Array, n: number): Lifts {
   const from = new Uint8Array(BUCKETS);
   for (let k = 0; k < BUCKETS; k++) from[k] = rankOf(sorted, hashes[k]) + 1;
   const index = new Uint8Array(256);
-  for (let b = 0; b < 256; b++) index[b] = rankOf(sorted, b * 0x1000000);
+  // One walk up the sorted hashes: each byte's rank is where the previous one's ended.
+  for (let b = 0, r = 0; b < 256; b++) {
+    while (r < BUCKETS && sorted[r] < b * 0x1000000) r++;
+    index[b] = r;
+  }
   return { floors, sorted, from, index };
 }
 
