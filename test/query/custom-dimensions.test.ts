@@ -54,6 +54,15 @@ describe('the Query API: custom dimensions declared per app', () => {
     await expect(storeOf({}).query('KEY-A', 'dimension-values', { dimension: 'custom_dimension_Plan' })).rejects.toThrow(/is not a dimension: custom_dimension_Plan/);
   });
 
+  it('refuses a query filtering on more than 20 custom dimensions, naming the one too many', async () => {
+    const query = Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`custom-dimension-D${i}`, 'Gold']));
+    await expect(storeOf().query('KEY-A', 'summary', query)).rejects.toThrow(
+      'Invalid parameter: custom-dimension-D20 is one custom dimension filter more than 20: Gold',
+    );
+    const twenty = Object.fromEntries(Object.entries(query).slice(0, 20));
+    expect(n(await storeOf().query('KEY-A', 'summary', { ...twenty, 'custom-dimension-D0': 'Gold' }))).toBe(0);
+  });
+
   it('a model refuses a custom dimension named as a built-in one, named twice, or with a value named twice', () => {
     expect(() => storeOf({ customDimensions: [{ name: 'device_type', values: [{ name: 'x', share: 1 }] }] })).toThrow(
       "$.rumModels[0].customDimensions[0].name: 'device_type' is a built-in dimension's name",
