@@ -16,7 +16,7 @@ import { query } from './query/interface.js';
  * read the stores of those above it when its store is built. Adding an interface: see
  * "Adding an interface" in docs/development.md.
  */
-export const INTERFACES = [repository, provisioning, annotations, alerts, compositions, query] as const;
+export const INTERFACES = [repository, provisioning, annotations, compositions, query, alerts] as const;
 
 export type Interfaces = typeof INTERFACES;
 

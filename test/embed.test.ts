@@ -114,7 +114,7 @@ describe('startEmulator', () => {
     expect(emu.world).toBe(emu.app.world);
     expect(emu.emulator).toBe(emu.world);
     expect(emu.app.emulator).toBe(emu.world);
-    expect(Object.keys(emu.world.stores)).toEqual(['repository', 'provisioning', 'annotations', 'alerts', 'compositions', 'query']);
+    expect(Object.keys(emu.world.stores)).toEqual(['repository', 'provisioning', 'annotations', 'compositions', 'query', 'alerts']);
     expect(emu.world.stores.repository.auth.use('embed-token')?.userName).toBe(USER.userName);
   });
 

@@ -3,6 +3,7 @@ import { AlertStore } from './store.js';
 import { AlertSectionsSchema } from './schemas.js';
 import { ALERTS_PREFIX, alertRoutes } from './routes.js';
 import { alertObjects } from './objects.js';
+import { ruleProblems, type RumSource } from './rules.js';
 
 /** The mPulse alert calls an external application makes, and the alerts' recorded history. */
 export const alerts: Interface<'alerts', typeof AlertSectionsSchema, AlertStore> = {
@@ -14,8 +15,25 @@ export const alerts: Interface<'alerts', typeof AlertSectionsSchema, AlertStore>
   areas: [{ prefix: ALERTS_PREFIX, access: 'alert' }],
   sections: AlertSectionsSchema,
   keys: { alerts: (a) => a.uid },
-  build: (state, { clock, config }) => new AlertStore(state, clock, config),
+  // A rule names an app by its name: the domains of the annotations interface, in the same state.
+  references(state, _keys, problem) {
+    const domains = (state as unknown as { domains?: ReadonlyArray<{ name: string }> }).domains;
+    ruleProblems(state.alerts, domains?.map((d) => d.name), problem);
+  },
+  // The Query API's store comes before this one in the list: its data is what the rules watch.
+  build: (state, { clock, config, stores, loadedAt }) => new AlertStore(state, clock, config, { rum: stores.query as RumSource | undefined, loadedAt }),
   objects: alertObjects,
+  // The threshold rules' fires and clears, which happen on their own as time passes: the event
+  // stream sends them (as alert.fired and alert.cleared) and wakes for the next. They are no
+  // lifecycle: no kind for `until`, and the clock's nextTransitionAt (`to: next`) leaves them out.
+  timed: {
+    kinds: [],
+    nextTransitionAt: () => undefined,
+    settlesAt: () => undefined,
+    wakeAt: (store, after) => store.ruleWakeAt(after),
+    stepsBetween: (store, from, to, visit) => store.ruleChanges(from, to, (uid, event) => visit('alert', uid, event.action === 'fire' ? 'firing' : 'cleared', event.at)),
+    viewAt: (store, _kind, id, at) => store.ruleChangeAt(String(id), at),
+  },
   state: {
     export: (store) => store.export(),
     counts: (store) => store.counts(),

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { literals, noBody } from '../core/schema.js';
 import { emulatedTime } from '../core/time-shift.js';
+import { AlertRuleSchema, RuleStatusSchema } from './rule-schemas.js';
 
 /** How many fire and clear events each alert remembers; older ones are dropped first. */
 export const ALERT_HISTORY_LIMIT = 1000;
@@ -22,6 +23,8 @@ export const AlertEventSchema = Type.Object(
     at: emulatedTime(Type.Integer({ description: 'UTC epoch ms, emulated time' })),
     message: Type.Optional(Type.String({ description: 'fire: the message sent' })),
     subject: Type.Optional(Type.String({ description: 'fire: the subject sent (e-mail channels)' })),
+    by: Type.Optional(Type.Literal('rule', { description: "recorded by the alert's threshold rule; absent: by a call" })),
+    value: Type.Optional(Type.Union([Type.Number(), Type.Null()], { description: "by a rule: the value of the minute that made the change, in the rule's unit" })),
   },
   { additionalProperties: false },
 );
@@ -44,6 +47,8 @@ export const AlertSeedSchema = Type.Object(
     lastCleared: Type.Optional(emulatedTime(Type.Integer({ description: 'UTC epoch ms of the last clear' }))),
     lastUpdated: Type.Optional(emulatedTime(Type.Integer({ description: 'UTC epoch ms of the last configuration change (enable, disable)' }))),
     history: Type.Array(AlertEventSchema, { default: [], maxItems: ALERT_HISTORY_LIMIT, description: 'fire and clear events, oldest first' }),
+    rule: Type.Optional(AlertRuleSchema),
+    ruleStatus: Type.Optional(RuleStatusSchema),
   },
   { additionalProperties: false },
 );

@@ -1,9 +1,10 @@
 import type { Clock } from '../core/clock.js';
 import type { SectionSnapshot } from '../core/snapshot.js';
-import { conflicting, invalid, missing } from '../core/errors.js';
+import { DomainError, conflicting, invalid, missing } from '../core/errors.js';
 import { RateCounters } from '../core/rate-counters.js';
 import { storageLedgerOf, type StorageAccount, type StorageSettings } from '../core/storage.js';
 import { ALERT_HISTORY_LIMIT, type Alert, type AlertEvent, type AlertSections, type FireContent } from './schemas.js';
+import { RuleWatch, describeRule, unitOf, type RuleChange, type RumSource } from './rules.js';
 
 /**
  * Alerts and everything sent through them. Each fire and clear is recorded with its time
@@ -31,19 +32,112 @@ export class AlertStore {
   /** What the histories grew by since the store was built, charged to its world and the process. */
   private readonly storage: StorageAccount;
   private readonly textMaxBytes: number;
+  /** The threshold rules, by alert uid (rules/rules.ts): brought up to now before the alerts are read or changed. */
+  private readonly rules = new Map<string, RuleWatch>();
+  private settling = false;
 
   constructor(
     state: AlertSections,
     private readonly clock: Clock,
     limits?: AlertLimits,
+    /** The Query API's data the rules watch (without it, a rule sees no data and never holds), and when the state was loaded. */
+    rules?: { rum: RumSource | undefined; loadedAt: number },
   ) {
-    for (const alert of state.alerts) this.alerts.set(alert.uid, structuredClone(alert));
+    const loadedAt = rules?.loadedAt ?? clock.now();
+    for (const alert of state.alerts) {
+      this.alerts.set(alert.uid, structuredClone(alert));
+      // A rule without a status starts watching at the load; one with a status (an export's) goes on from it.
+      if (alert.rule) this.rules.set(alert.uid, new RuleWatch(alert.rule, rules?.rum, alert.ruleStatus ? Number.NEGATIVE_INFINITY : loadedAt));
+    }
     this.storage = storageLedgerOf(limits).open(clock, 'alerts');
     this.textMaxBytes = limits?.alertTextMaxBytes ?? Number.POSITIVE_INFINITY;
   }
 
+  /**
+   * Brings every rule up to the clock's now: each change of its condition since it was last
+   * looked at is recorded, at the instant it happened, through fire and clear, as a call
+   * would be; a disabled alert (409) or a full history (507) records nothing of it.
+   */
+  private settle(): void {
+    if (this.settling || this.rules.size === 0) return;
+    this.settling = true;
+    try {
+      const now = this.clock.now();
+      for (const [uid, watch] of this.rules) {
+        const alert = this.alerts.get(uid)!;
+        alert.ruleStatus = watch.advance(alert.ruleStatus, now, (change) => this.applyRule(uid, change));
+      }
+    } finally {
+      this.settling = false;
+    }
+  }
+
+  private applyRule(uid: string, change: RuleChange): void {
+    try {
+      if (!change.holding) this.clear(uid, change);
+      else {
+        const alert = this.alerts.get(uid)!;
+        const rule = alert.rule!;
+        const message = alert.message ?? `${alert.name}: ${describeRule(rule)} (${change.value ?? 'no data'}${change.value === null ? '' : ` ${unitOf(rule)}`})`;
+        this.fire(uid, { message }, change);
+      }
+    } catch (error) {
+      if (!(error instanceof DomainError && (error.kind === 'conflict' || error.kind === 'full'))) throw error;
+    }
+  }
+
+  /**
+   * Every change a rule recorded in [from, to] (its fires and clears), oldest first per alert,
+   * for the event stream; the rules are brought up to now first.
+   */
+  ruleChanges(from: number, to: number, visit: (uid: string, event: AlertEvent) => void): void {
+    if (this.rules.size === 0) return;
+    this.settle();
+    for (const uid of this.rules.keys()) {
+      const { history } = this.alerts.get(uid)!;
+      let i = history.length;
+      while (i > 0 && history[i - 1].at >= from) i--;
+      for (; i < history.length && history[i].at <= to; i++) if (history[i].by === 'rule') visit(uid, history[i]);
+    }
+  }
+
+  /** The fire or clear a rule recorded at `at`, with the alert less its history, as the event stream sends it. */
+  ruleChangeAt(uid: string, at: number): { alert: Omit<Alert, 'history'>; entry: AlertEvent } | undefined {
+    const found = this.alerts.get(uid);
+    const history = found?.history ?? [];
+    let i = history.length - 1;
+    while (i >= 0 && history[i].at >= at && !(history[i].at === at && history[i].by === 'rule')) i--;
+    const entry = i >= 0 && history[i].at === at ? history[i] : undefined;
+    if (!found || !entry) return undefined;
+    const { history: _history, ...alert } = found;
+    return { alert: structuredClone(alert), entry: { ...entry } };
+  }
+
+  /**
+   * When the event stream must look again: the first fire or clear of a rule after `after`,
+   * recorded already (up to now) or looked for ahead, or, for an enabled rule that found none
+   * ahead, the end of its look ahead; undefined when there is no rule.
+   */
+  ruleWakeAt(after: number): number | undefined {
+    if (this.rules.size === 0) return undefined;
+    this.settle();
+    let next: number | undefined;
+    const sooner = (at: number | undefined) => {
+      if (at !== undefined && at > after && (next === undefined || at < next)) next = at;
+    };
+    for (const [uid, watch] of this.rules) {
+      const alert = this.alerts.get(uid)!;
+      const { history } = alert;
+      for (let i = history.length - 1; i >= 0 && history[i].at > after; i--) if (history[i].by === 'rule') sooner(history[i].at);
+      if (!alert.enabled || !alert.ruleStatus) continue;
+      sooner(watch.nextChange(alert.ruleStatus) ?? watch.lookedUntil());
+    }
+    return next;
+  }
+
   /** Every alert with its state and history, in fixture order. */
   list(): Alert[] {
+    this.settle();
     return [...this.alerts.values()].map((a) => structuredClone(a));
   }
 
@@ -54,6 +148,7 @@ export class AlertStore {
 
   /** One alert with its state and history; 404 if the uid is unknown. */
   get(uid: string): Alert {
+    this.settle();
     return structuredClone(this.find(uid));
   }
 
@@ -62,6 +157,7 @@ export class AlertStore {
    * event stream sends of a change, copied without walking the history.
    */
   latest(uid: string): { alert: Omit<Alert, 'history'>; last: AlertEvent | undefined } {
+    this.settle();
     const { history, ...alert } = this.find(uid);
     const last = history[history.length - 1];
     return { alert: structuredClone(alert), last: last && { ...last } };
@@ -69,6 +165,7 @@ export class AlertStore {
 
   /** Enables or disables an alert (a change made in the user interface); 404 if unknown. */
   setEnabled(uid: string, enabled: boolean): Alert {
+    this.settle();
     const alert = this.find(uid);
     alert.enabled = enabled;
     alert.lastUpdated = this.clock.now();
@@ -77,29 +174,33 @@ export class AlertStore {
 
   /**
    * Triggers the alert: 404 if unknown, 409 if disabled. Fields left out of `content` take
-   * the alert's defaults. Firing an alert that is already firing notifies again.
+   * the alert's defaults. Firing an alert that is already firing notifies again. `rule`: the
+   * change of the alert's threshold rule that fires it, at its own instant.
    */
-  fire(uid: string, content: FireContent = {}): AlertEvent {
+  fire(uid: string, content: FireContent = {}, rule?: RuleChange): AlertEvent {
+    this.settle();
     const alert = this.usable(uid);
     this.checkText('message', content.message);
     this.checkText('subject', content.subject);
-    const at = this.clock.now();
+    const at = rule?.at ?? this.clock.now();
     const event = this.record(alert, {
       action: 'fire',
       at,
       message: content.message ?? alert.message ?? `${alert.name} is firing`,
       subject: content.subject ?? alert.subject ?? alert.name,
+      ...(rule ? { by: 'rule' as const, value: rule.value } : {}),
     });
     alert.state = 'firing';
     alert.lastTriggered = at;
     return event;
   }
 
-  /** Clears the alert: 404 if unknown, 409 if disabled. Clearing a cleared alert is recorded too. */
-  clear(uid: string): AlertEvent {
+  /** Clears the alert: 404 if unknown, 409 if disabled. Clearing a cleared alert is recorded too. `rule` as for fire. */
+  clear(uid: string, rule?: RuleChange): AlertEvent {
+    this.settle();
     const alert = this.usable(uid);
-    const at = this.clock.now();
-    const event = this.record(alert, { action: 'clear', at });
+    const at = rule?.at ?? this.clock.now();
+    const event = this.record(alert, { action: 'clear', at, ...(rule ? { by: 'rule' as const, value: rule.value } : {}) });
     alert.state = 'cleared';
     alert.lastCleared = at;
     return event;
@@ -118,6 +219,7 @@ export class AlertStore {
    * peaked at +45 to +62 MiB of RSS for an 18 MiB file.
    */
   snapshot(): Record<'alerts', SectionSnapshot> {
+    this.settle();
     return { alerts: { items: [...this.alerts.values()].map((a) => ({ ...a, history: a.history.slice() })) } };
   }
 

@@ -38,6 +38,7 @@ import type {
   SignInList,
 } from '../control/schemas.js';
 import type { Alert } from '../alerts/schemas.js';
+import type { AlertRule, RuleStatus } from '../alerts/rule-schemas.js';
 import type { Incident, IncidentCreateBody } from '../query/schemas.js';
 import type { FixtureFile, State } from '../state-schema.js';
 import type { ErrorBody } from '../http/error-body.js';
@@ -62,6 +63,9 @@ export type AlertPatch = Static<typeof AlertPatchBodySchema>;
 export type {
   AdvanceBody,
   Alert,
+  /** An alert's threshold rule (`alert.rule`), and where its evaluation stands (`alert.ruleStatus`). */
+  AlertRule,
+  RuleStatus,
   ClockSettingsBody,
   ErrorBody,
   FaultRule,
@@ -96,12 +100,16 @@ export interface EventsOptions {
 export type LifecycleKind = Extract<EventKind, 'grid' | 'server' | 'rsdb' | 'environment' | 'instance'>;
 
 export interface WaitTarget {
-  kind: LifecycleKind;
-  /** A grid's, server's, RSDB's or environment's id; a composition instance's instanceID. */
+  /** A lifecycle's kind, or `alert` (states `firing` and `cleared`: a call's fire or clear, or its threshold rule's). */
+  kind: LifecycleKind | 'alert';
+  /** A grid's, server's, RSDB's or environment's id; a composition instance's instanceID; an alert's uid. */
   id: number | string;
   /** The state (or any of the states) to wait for. */
   state: string | readonly string[];
 }
+
+/** The state an alert event leaves its alert in. */
+const ALERT_STATES: Readonly<Record<string, string>> = { 'alert.fired': 'firing', 'alert.cleared': 'cleared' };
 
 export interface WaitOptions {
   /** Real time to wait at most (default 30 s); then an EmulatorError with status 0. */
@@ -537,6 +545,8 @@ export class EmulatorClient {
       for (let next = await stream?.next(); next && !next.done; next = await stream!.next()) {
         const event = next.value;
         if (event.type === 'transition' && event.state !== undefined && wanted.has(event.state)) return { state: event.state, at: event.at, view: event.view };
+        const alertState = target.kind === 'alert' ? ALERT_STATES[event.type] : undefined;
+        if (alertState !== undefined && wanted.has(alertState)) return { state: alertState, at: event.at, view: event.view };
         // The world was replaced, or events were missed: the state is read again.
         if (event.type === 'world.reset' || event.type === 'world.imported' || event.type === 'world.reloaded' || event.type === 'stream.reset') {
           const read = await this.currentState(target.kind, id);
@@ -553,7 +563,11 @@ export class EmulatorClient {
   }
 
   /** A resource's state now, from the control API (one read). */
-  private async currentState(kind: LifecycleKind, id: string): Promise<Reached> {
+  private async currentState(kind: WaitTarget['kind'], id: string): Promise<Reached> {
+    if (kind === 'alert') {
+      const alert = await this.alert(id);
+      return { state: alert.state, at: alert.state === 'firing' ? alert.lastTriggered : alert.lastCleared, view: alert };
+    }
     if (kind === 'instance') {
       const found = (await this.compositionInstances()).find((i) => i.instanceID === id);
       if (!found) throw new EmulatorError(404, `no composition instance '${id}'`);

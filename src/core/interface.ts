@@ -78,6 +78,13 @@ export interface Timed<Store> {
   stepsBetween?(store: Store, from: number, to: number, visit: (kind: string, id: number | string, state: string, at: number) => void): void;
   /** The resource's public view at `at`, as its GET answers it; undefined when there is no such resource. */
   viewAt?(store: Store, kind: string, id: number | string, at: number): unknown;
+  /**
+   * For changes that happen on their own but are no lifecycle step (an alert rule's fire, which
+   * clock/advance `to: next` and the clock's nextTransitionAt leave out): the first instant
+   * after `after` at which the event stream must look again, for such a change or because what
+   * is known ahead ends there; undefined when never.
+   */
+  wakeAt?(store: Store, after: number): number | undefined;
 }
 
 export interface InterfaceModel<Name extends string = string, Sections extends SectionSchemas = SectionSchemas, Store = unknown, Config = unknown> {

@@ -22,6 +22,7 @@ import {
   incidentsOf,
   metricAt,
   modelOf,
+  percentileOf,
   selectionKey,
   statsOf,
   type Dimension,
@@ -468,7 +469,7 @@ export class QueryStore {
   }
 
   /** The beacons a query's drill-downs keep, as indexes into the model's values. */
-  private selectionOf(model: RumModel, request: QueryRequest): Selection {
+  private selectionOf(model: RumModel, request: Pick<QueryRequest, 'drilldowns' | 'unmodelledFilter' | 'customDrilldowns'>): Selection {
     if (request.unmodelledFilter) return { empty: true };
     const d = request.drilldowns;
     const custom = request.customDrilldowns;
@@ -851,6 +852,41 @@ export class QueryStore {
     }
     const rows = this.arranged(await this.breakdown(gen, pageLoad, selection, modelled, fromMin, toMin, request.percentile), request, dimension, extra);
     return { columnNames, data: rows.map((r) => [r.name, ...ids.map((id) => value(r.block, id))]) };
+  }
+
+  /** Goes up whenever the numbers may have changed (incidents added or removed): what reads them works them out again. */
+  get version(): number {
+    return this.generation;
+  }
+
+  /**
+   * One value of an app's data per complete minute, for alert rules: a timer's percentile
+   * (ms), or a metric of timers-metrics, of the beacons the drill-downs keep, worked out from
+   * the same buckets as every query (minute = minutes since the epoch). Undefined for a
+   * minute without beacons (a count is 0 then); undefined instead of a function when no app
+   * has this name. Valid until `version` changes.
+   */
+  minuteSeries(
+    app: string,
+    metric: string,
+    percentile: number,
+    drilldowns: Partial<Record<string, string[]>>,
+  ): ((minute: number) => number | undefined) | undefined {
+    const domain = this.ports.domains().find((d) => d.name === app);
+    if (!domain) return undefined;
+    const gen = this.generatorOf(domain.id);
+    const model = gen.model;
+    const selection = this.selectionOf(model, { drilldowns, unmodelledFilter: false });
+    const timer = model.timers.find((t) => t.id === metric);
+    const block = new Float64Array(BLOCK_SIZE);
+    return (minute) => {
+      block.fill(0);
+      gen.addMinute(block, minute, timer ?? model.timers[0], selection);
+      const n = countOf(block);
+      if (timer) return n === 0 ? undefined : percentileOf(block, n, percentile / 100);
+      if (n === 0 && metric !== 'Beacons' && metric !== 'AppErrors' && metric !== 'Sessions') return undefined;
+      return this.metricValue(model, metric, block);
+    };
   }
 
   /** Every app the Query API answers for: each domain with its app key. */

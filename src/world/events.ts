@@ -21,6 +21,15 @@ const KIND_NAMES: Readonly<Record<string, EventKind>> = {
   compositionInstance: 'instance',
 };
 
+/**
+ * Steps that are changes with a type of their own: an alert's threshold rule fires and clears
+ * it as a call does, so the stream sends alert.fired and alert.cleared, with the alert (less its
+ * history) as `view` and the fire or clear recorded as `entry` (the store's viewAt answers both).
+ */
+const STEP_EVENTS: Readonly<Record<string, Readonly<Record<string, EventType>>>> = {
+  alert: { firing: 'alert.fired', cleared: 'alert.cleared' },
+};
+
 /** A world event as recorded, before its id. */
 export interface EventInput {
   type: EventType;
@@ -298,11 +307,15 @@ export class WorldEvents {
     let resourceId: string | undefined;
     let type: EventType;
     if (item.step) {
-      type = 'transition';
+      const typed = STEP_EVENTS[item.kind]?.[item.state];
+      type = typed ?? 'transition';
       kind = KIND_NAMES[item.kind] ?? (item.kind as EventKind);
       resourceId = String(item.id);
       const view = item.viewOf(item.kind, item.id, item.at);
-      data = { id, type, at: item.at, kind, resourceId: item.id, state: item.state, ...(view !== undefined ? { view } : {}) };
+      const change = view as { alert: unknown; entry: unknown } | undefined;
+      data = typed
+        ? { id, type, at: item.at, kind, resourceId: item.id, ...(change !== undefined ? { view: change.alert, entry: change.entry } : {}) }
+        : { id, type, at: item.at, kind, resourceId: item.id, state: item.state, ...(view !== undefined ? { view } : {}) };
     } else {
       const { input } = item;
       type = input.type;

@@ -75,7 +75,7 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
       {
         clock,
         transitions: (from, to, visit) => this.transitions(from, to, visit),
-        nextTransitionAt: (after) => this.nextTransitionAt(after),
+        nextTransitionAt: (after) => earliest(this.nextTransitionAt(after), this.wakeAt(after)),
       },
       { bufferSize: config.eventsBufferSize, bufferMaxBytes: config.eventsBufferMaxBytes },
     );
@@ -263,6 +263,13 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
     return earliest;
   }
 
+  /** When the event stream must look again for a change that is no lifecycle step (Timed.wakeAt). */
+  private wakeAt(after: number): number | undefined {
+    let at: number | undefined;
+    for (const i of this.interfaces) at = earliest(at, i.timed?.wakeAt?.(this.storeOf(i), after));
+    return at;
+  }
+
   /**
    * When one resource's lifecycle settles, from the interface whose `kind` it is: undefined
    * when there is no such resource, null when it never started.
@@ -327,6 +334,11 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
     for (const i of this.interfaces) if (i.objects) Object.assign(views, i.objects(stores[i.name]));
     return stores as StoresOf<L>;
   }
+}
+
+/** The earlier of two instants, either of which may be unknown. */
+function earliest(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
 }
 
 /** The fault rules a state holds (none for a state of a list without the `faults` section). */

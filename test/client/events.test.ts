@@ -57,6 +57,21 @@ describe('EmulatorClient events and waitFor', () => {
     expect(calls).toHaveLength(2);
   });
 
+  it("waitFor an alert resolves when its threshold rule fires it, at the rule's instant", async () => {
+    // The demo seed's CDN outage starts two minutes after the load (the reset); the rule needs five whole minutes of it.
+    const loaded = (await client.clock()).now;
+    const fires = Math.ceil((loaded + 2 * 60_000) / 60_000) * 60_000 + 5 * 60_000;
+    expect(await client.waitFor({ kind: 'alert', id: 'shop-page-load', state: 'cleared' }, { timeoutMs: 1000 })).toMatchObject({ state: 'cleared' });
+    calls = [];
+    const waiting = counted.waitFor({ kind: 'alert', id: 'shop-page-load', state: 'firing' }, { timeoutMs: 5000 });
+    await new Promise((r) => setTimeout(r, 200));
+    await client.advance(10 * 60_000);
+    const reached = await waiting;
+    expect(reached).toMatchObject({ state: 'firing', at: fires, view: { uid: 'shop-page-load', state: 'firing' } });
+    // One stream, one read of the alert: no polling.
+    expect(calls).toHaveLength(2);
+  });
+
   it('waitFor gives up after timeoutMs with an EmulatorError', async () => {
     const failed = await client.waitFor({ kind: 'grid', id: 101, state: 'CHECKED' }, { timeoutMs: 100 }).catch((e: unknown) => e);
     expect(failed).toBeInstanceOf(EmulatorError);

@@ -38,6 +38,42 @@ export function renderAlerts() {
   }
 }
 
+/** A rule's unit when it names none: the metric's own (rule-schemas.ts METRIC_UNITS). */
+const ownUnit = (metric) => ({ Beacons: '', AppErrors: '', Sessions: '', ErrorsPerPage: 'perPage', BounceRate: 'percent' })[metric] ?? 'ms';
+const withUnit = (value, unit) => (unit === 'percent' ? `${value}%` : unit === 'perPage' ? `${value} per page` : unit ? `${value} ${unit}` : String(value));
+
+/**
+ * A threshold rule in words, and where it stands: the value of the last minute evaluated,
+ * and how many minutes of the window the condition has held.
+ */
+function ruleFacts(alert) {
+  const r = alert.rule;
+  if (!r) return [];
+  const unit = r.unit ?? ownUnit(r.metric);
+  const timer = ownUnit(r.metric) === 'ms';
+  const what = timer ? `${(r.percentile ?? 50) === 50 ? 'median' : `p${r.percentile}`} ${r.metric}` : r.metric;
+  const filters = Object.entries(r.filters ?? {}).map(([name, v]) => `${name}=${[v].flat().join(',')}`);
+  const s = alert.ruleStatus;
+  return [
+    h(
+      'span',
+      { class: 'rule' },
+      'rule ',
+      h('b', {}, `${what} ${r.comparison} ${withUnit(r.threshold, unit)} for ${r.windowMinutes} min`),
+      ` on ${r.app}${filters.length ? ` (${filters.join('; ')})` : ''}`,
+    ),
+    s
+      ? h(
+          'span',
+          { class: 'rule-value' },
+          'value ',
+          h('b', { class: s.holding ? 'error' : '' }, s.value === null ? 'no data' : withUnit(s.value, unit)),
+          ` at ${dateTime(s.evaluatedAt)}, ${s.holding ? 'holding' : `${s.breaching} of ${r.windowMinutes} min`}`,
+        )
+      : null,
+  ];
+}
+
 function alertCard(uid) {
   const path = `${PATHS.alerts}/${encodeURIComponent(uid)}`;
   const title = h('h3');
@@ -83,6 +119,7 @@ function alertCard(uid) {
       channels.replaceChildren(
         ...[
           alert.enabled ? null : h('span', { class: 'error' }, 'disabled: fire and clear answer 409'),
+          ...ruleFacts(alert),
           ...alert.channels.map((c) => h('span', {}, `${c.type} `, h('b', {}, c.target))),
           fact('last fired', alert.lastTriggered ? dateTime(alert.lastTriggered) : undefined),
           fact('last cleared', alert.lastCleared ? dateTime(alert.lastCleared) : undefined),
@@ -99,6 +136,7 @@ function alertCard(uid) {
                 {},
                 h('time', { class: 'mono muted' }, dateTime(e.at)),
                 h('span', { class: e.action }, e.action === 'fire' ? 'FIRE' : 'CLEAR'),
+                e.by === 'rule' ? h('span', { class: 'muted' }, 'by the rule') : null,
                 e.message ? h('span', { class: 'grow' }, e.message, e.subject ? h('span', { class: 'muted' }, ` — ${e.subject}`) : null) : null,
               ),
             )

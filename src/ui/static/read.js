@@ -10,7 +10,7 @@ import { renderFaults } from './faults.js';
 import { journalQuery, journalVisible, renderJournal } from './journal.js';
 import { polling } from './live.js';
 import { readSeed } from './seed.js';
-import { applyClockEvent, forgetEverything, model, noteNow, onForget } from './model.js';
+import { applyClockEvent, emulatedNow, forgetEverything, model, noteNow, onForget } from './model.js';
 import { reloadObjects } from './objects.js';
 import { PATHS } from './paths.js';
 import { acceptTransition, readChangedResources, renderResources } from './resources.js';
@@ -150,6 +150,9 @@ export async function onEvents(events) {
     await readLifecycles();
     await readChangedResources();
   });
+  // A threshold rule's value follows the clock, a minute at a time: its alert is read again once
+  // the clock has moved past the end of the next minute it will evaluate.
+  if (due.has('clock-moved') && model.alerts.some((a) => a.ruleStatus && emulatedNow() >= a.ruleStatus.evaluatedAt + 60_000)) due.add('alerts');
   if (due.has('alerts')) reads.push(readAlerts);
   if (due.has('faults')) reads.push(readFaults);
   if (due.has('seed')) reads.push(readSeed);

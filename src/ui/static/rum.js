@@ -37,7 +37,7 @@ async function read(domainId, now) {
     api('GET', `${PATHS.control}/incidents`),
   ]);
   const list = Array.isArray(annotations) ? annotations : (annotations?.annotations ?? []);
-  return { now, series, annotations: list, incidents: incidents.filter((i) => i.domainId === domainId && i.end > now - DAY) };
+  return { now, series, annotations: list, incidents: incidents.filter((i) => i.domainId === domainId && i.end > now - DAY && i.start < now) };
 }
 
 /** A read put off by MIN_INTERVAL_MS, to be made when it has passed. */
