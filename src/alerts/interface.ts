@@ -13,8 +13,14 @@ export const alerts: Interface<'alerts', typeof AlertSectionsSchema, AlertStore>
   // A token only when ALERTS_REQUIRE_TOKEN is set.
   areas: [{ prefix: ALERTS_PREFIX, access: 'alert' }],
   sections: AlertSectionsSchema,
-  keys: { alerts: (a) => a.uid },
-  build: (state, { clock, config }) => new AlertStore(state, clock, config),
+  keys: { alerts: (a) => a.uid, deliveries: (d) => d.id },
+  build: (state, { clock, config, world, record }) =>
+    new AlertStore(state, clock, config, {
+      ...(world !== undefined ? { world } : {}),
+      settled: (d) => record?.({ type: d.status === 'sent' ? 'delivery.sent' : 'delivery.failed', kind: 'delivery', resourceId: d.id, state: d.status, view: d }),
+    }),
+  // A delivery's attempts, started as the clock reaches them.
+  due: (store, now) => store.outbox.due(now),
   objects: alertObjects,
   state: {
     export: (store) => store.export(),
