@@ -45,7 +45,8 @@ export const DELIVERY_BYTES = 512 + DELIVERY_MAX_ATTEMPTS * (64 + DELIVERY_ERROR
 
 /** The bytes one delivery is charged: fixed at its creation, whatever its attempts write later. */
 export function deliveryBytes(d: Delivery): number {
-  return DELIVERY_BYTES + Buffer.byteLength(d.target) + Buffer.byteLength(JSON.stringify(d.payload)) + (d.reason === undefined ? 0 : Buffer.byteLength(d.reason));
+  const reason = d.reason === undefined ? 0 : Buffer.byteLength(d.reason);
+  return DELIVERY_BYTES + Buffer.byteLength(d.target) + Buffer.byteLength(JSON.stringify(d.payload)) + reason;
 }
 
 /** PagerDuty's Events API v2 endpoint, where a pagerduty target that is a routing key is sent. */
@@ -341,7 +342,8 @@ export class Outbox {
     const { d } = entry;
     this.running.delete(entry);
     this.service.inFlight--;
-    d.attempts.push({ at, ...(outcome.statusCode !== undefined ? { statusCode: outcome.statusCode } : {}), ...(outcome.error !== undefined ? { error: outcome.error } : {}) });
+    const { statusCode, error } = outcome;
+    d.attempts.push({ at, ...(statusCode !== undefined ? { statusCode } : {}), ...(error !== undefined ? { error } : {}) });
     if (outcome.ok) d.status = 'sent';
     else if (outcome.refused) d.status = 'refused';
     else if (outcome.retry && d.attempts.length < DELIVERY_MAX_ATTEMPTS) d.nextAttemptAt = at + DELIVERY_RETRY_DELAYS_MS[d.attempts.length - 1];
@@ -378,7 +380,7 @@ export class Outbox {
     for (let i = this.entries.length - 1; i >= this.head; i--) {
       const { d } = this.entries[i];
       if (query.before !== undefined && d.id >= query.before) continue;
-      if ((query.alert !== undefined && d.alert !== query.alert) || (query.channel !== undefined && d.channel !== query.channel) || (query.status !== undefined && d.status !== query.status)) continue;
+      if (!matches(d, query)) continue;
       if (out.length === limit) {
         next = out[out.length - 1].id;
         break;
@@ -414,6 +416,10 @@ export class Outbox {
     return { items };
   }
 }
+
+/** Whether a delivery passes the filters of a list. */
+const matches = (d: Delivery, q: DeliveryQuery): boolean =>
+  (q.alert === undefined || d.alert === q.alert) && (q.channel === undefined || d.channel === q.channel) && (q.status === undefined || d.status === q.status);
 
 const copyOf = (d: Delivery): Delivery => ({ ...d, attempts: d.attempts.map((a) => ({ ...a })) });
 

@@ -34,6 +34,7 @@ import type {
   ResourceLifecycleSchema,
 } from '../control/schemas.js';
 import type { Alert } from '../alerts/schemas.js';
+import type { Delivery, DeliveryListSchema, DeliveryQuery } from '../alerts/delivery-schemas.js';
 import type { Incident, IncidentCreateBody } from '../query/schemas.js';
 import type { FixtureFileSchema, State } from '../state.js';
 import type { ErrorBody } from '../http/errors.js';
@@ -57,9 +58,15 @@ export type JournalList = Static<typeof JournalListSchema>;
 /** A state to import: any subset of the sections of an export (left-out sections are empty). */
 export type StateInput = Static<typeof FixtureFileSchema>;
 export type AlertPatch = Static<typeof AlertPatchBodySchema>;
+/** One page of the outbox of alert deliveries. */
+export type DeliveryList = Static<typeof DeliveryListSchema>;
+/** One alert as `alert(uid)` answers it: with its latest deliveries, newest first. */
+export type AlertWithDeliveries = Alert & { deliveries: Delivery[] };
 export type {
   AdvanceBody,
   Alert,
+  Delivery,
+  DeliveryQuery,
   ClockSettingsBody,
   ErrorBody,
   FaultRule,
@@ -329,14 +336,19 @@ export class EmulatorClient {
     return this.call('GET', '/alerts');
   }
 
-  /** One alert, with the history of what each fire and clear carried. */
-  alert(uid: string): Promise<Alert> {
+  /** One alert, with the history of what each fire and clear carried, and its latest 100 deliveries. */
+  alert(uid: string): Promise<AlertWithDeliveries> {
     return this.call('GET', `/alerts/${encodeURIComponent(uid)}`);
   }
 
   setAlertEnabled(uid: string, enabled: boolean): Promise<Alert> {
     const body: AlertPatch = { enabled };
     return this.call('PATCH', `/alerts/${encodeURIComponent(uid)}`, { body });
+  }
+
+  /** One page of the outbox, newest first, with the GET filters (alert, channel, status, limit, before); `next` is the `before` of the next page. */
+  deliveries(query: DeliveryQuery = {}): Promise<DeliveryList> {
+    return this.call('GET', '/deliveries', { query });
   }
 
   // ---- compositions -------------------------------------------------------------------

@@ -336,7 +336,8 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
         const record = (event: WorldEventInput) => {
           if (this.storeOf(i) === stores[i.name]) this.events.record(event as EventInput);
         };
-        stores[i.name] = i.build(state as never, { clock, loadedAt, config, stores: Object.freeze({ ...stores }), views, record, ...(this.name !== undefined ? { world: this.name } : {}) });
+        const world = this.name !== undefined ? { world: this.name } : {};
+        stores[i.name] = i.build(state as never, { clock, loadedAt, config, stores: Object.freeze({ ...stores }), views, record, ...world });
       }
     } catch (error) {
       if (before) clock.set(before);

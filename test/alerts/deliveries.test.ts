@@ -29,7 +29,7 @@ afterEach(async () => {
     await world(app).stores.alerts.outbox.settled();
     await app.close();
   }
-  await Promise.all(servers.splice(0).map((s) => new Promise((resolve) => s.close(resolve))));
+  await Promise.all(servers.splice(0).map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
 });
 
 async function receiver(statuses: number[] = [200]): Promise<Receiver> {
