@@ -12,6 +12,7 @@
 //   BENCH_RESETS       resets measured, median reported (default 100)
 //   BENCH_ONLY         comma-separated case ids to run (default: all)
 //   BENCH_PARTS        comma-separated parts to run: startup, throughput, hooks, reset, stall, image, sandboxes, events (default: all)
+//   BENCH_HOOKS        comma-separated rows of the hooks table to run, by hook name (default: all)
 //   BENCH_SANDBOX_OPS  sandbox creates (and as many deletes) timed over HTTP (default 500)
 //   BENCH_SANDBOX_ROUNDS  alternating rounds of the sandbox/default-world grid read (default 5)
 //   BENCH_SERVER       the server entry to run (default dist/cli/server.js)

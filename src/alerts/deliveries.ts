@@ -350,7 +350,8 @@ export class Outbox {
     else d.status = 'failed';
     if (d.status !== 'pending') {
       this.pending.delete(entry);
-      this.context.settled?.(copyOf(d));
+      // A finished delivery never changes again: the event may show it as it is.
+      this.context.settled?.(d);
     }
     this.findNextDue();
     // A slot is free: what is already due goes now.
