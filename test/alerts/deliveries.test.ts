@@ -286,6 +286,10 @@ describe('the outbox', () => {
     const bad = await app.inject({ method: 'GET', url: `${PATHS.CONTROL}/deliveries?channel=fax` });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().message).toContain('channel');
+    // The OpenAPI document lists the route with its filters.
+    const openapi = (await app.inject({ method: 'GET', url: `${PATHS.CONTROL}/openapi.json` })).json();
+    const params = openapi.paths['/_emulator/deliveries'].get.parameters.map((p: { name: string }) => p.name);
+    expect(params).toEqual(expect.arrayContaining(['alert', 'channel', 'status', 'limit', 'before']));
     // One alert's GET shows its latest deliveries.
     const alert = (await app.inject({ method: 'GET', url: `${PATHS.CONTROL}/alerts/cdn-down` })).json();
     expect(alert.deliveries.map((d: Delivery) => d.id)).toEqual([6, 5, 4, 3, 2, 1]);
