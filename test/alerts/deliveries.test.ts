@@ -69,8 +69,14 @@ async function start(channels: Array<Record<string, unknown>>, config: Partial<C
 const fire = (app: FastifyInstance, body: Record<string, unknown> = { message: 'p50 page load above 4 s' }, prefix = '') =>
   app.inject({ method: 'POST', url: `${prefix}${PATHS.ALERTS}/cdn-down/fire`, payload: body });
 
+/** The world a path prefix names: a sandbox's (`/sandbox/<name>`), or the default one. */
+function worldOf(app: FastifyInstance, prefix: string): World {
+  const name = /^\/sandbox\/([^/]+)/.exec(prefix)?.[1];
+  return name === undefined ? world(app) : ((app as unknown as { sandboxes: { find(n: string): unknown } }).sandboxes.find(name) as World);
+}
+
 async function outbox(app: FastifyInstance, query = '', prefix = ''): Promise<{ total: number; deliveries: Delivery[]; next?: number }> {
-  await world(app).stores.alerts.outbox.settled();
+  await worldOf(app, prefix).stores.alerts.outbox.settled();
   const res = await app.inject({ method: 'GET', url: `${prefix}${PATHS.CONTROL}/deliveries${query}` });
   expect(res.statusCode).toBe(200);
   return res.json();
@@ -152,6 +158,38 @@ describe('webhook deliveries', () => {
     const { deliveries } = await outbox(app, '?status=refused');
     expect(deliveries).toHaveLength(1);
     expect(deliveries[0].attempts[0].error).toBe("host '127.0.0.1' is not listed in DELIVERY_ALLOW_HOSTS");
+    expect(hook.posts).toHaveLength(0);
+  });
+
+  it('a redirect is not followed: the delivery fails at once, without a retry', async () => {
+    const hook = await receiver([302]);
+    const { app } = await start([{ type: 'webhook', target: hook.url }], { deliveryAllowHosts: '127.0.0.1' });
+    await fire(app);
+    const [d] = (await outbox(app)).deliveries;
+    expect(d).toMatchObject({ status: 'failed', attempts: [{ at: T0, statusCode: 302, error: 'answered 302: redirects are not followed' }] });
+    expect(d.nextAttemptAt).toBeUndefined();
+    expect(hook.posts).toHaveLength(1);
+  });
+
+  it('a receiver that never answers is given up after DELIVERY_TIMEOUT_MS and retried on the emulated clock', async () => {
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    servers.push({ close: (cb?: () => void) => (silent.closeAllConnections(), silent.close(cb)) });
+    const { port } = silent.address() as AddressInfo;
+    const { app } = await start([{ type: 'webhook', target: `http://127.0.0.1:${port}/hook` }], { deliveryAllowHosts: '127.0.0.1', deliveryTimeoutMs: 100 });
+    expect((await fire(app)).statusCode).toBe(204);
+    const [d] = (await outbox(app)).deliveries;
+    expect(d).toMatchObject({ status: 'pending', nextAttemptAt: T0 + 30_000, attempts: [{ at: T0, error: 'no answer within DELIVERY_TIMEOUT_MS (100 ms)' }] });
+  });
+
+  it('a state imported into a sandbox without ADMIN_TOKEN brings targets that are never sent to', async () => {
+    const hook = await receiver();
+    const { app } = await start([], { deliveryAllowHosts: '127.0.0.1' });
+    const state = { alerts: [{ uid: 'cdn-down', name: 'CDN down', channels: [{ type: 'webhook', target: hook.url }] }] };
+    expect((await app.inject({ method: 'PUT', url: `${PATHS.CONTROL}/sandboxes/evil`, payload: state })).statusCode).toBe(201);
+    await fire(app, {}, '/sandbox/evil');
+    const [d] = (await outbox(app, '', '/sandbox/evil')).deliveries;
+    expect(d.status).toBe('refused');
     expect(hook.posts).toHaveLength(0);
   });
 
