@@ -113,6 +113,8 @@ export function trustTargets(config: DeliverySettings | undefined, state: object
 /** What a fire or clear makes, worked out before anything is kept. */
 export interface PlannedDeliveries {
   made: Delivery[];
+  /** The bytes each of `made` is charged. */
+  bytes: number[];
   /** How many of the oldest finished deliveries make room. */
   dropped: number;
   growth: number;
@@ -140,11 +142,8 @@ const text = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').repla
  * Slack: an incoming-webhook message; PagerDuty: an Events API v2 event (`trigger` on fire,
  * `resolve` on clear, one dedup key per alert); e-mail: to, subject and text; sms: to and text.
  */
-export function payloadOf(id: number, alert: Alert, channel: AlertChannel, event: AlertEvent, link: string): Record<string, unknown> {
-  const fired = event.action === 'fire';
-  const time = new Date(event.at).toISOString();
-  const subject = event.subject ?? alert.subject ?? alert.name;
-  const headline = fired ? event.message ?? `${alert.name} is firing` : `${alert.name} cleared`;
+export function payloadOf(id: number, alert: Alert, channel: AlertChannel, event: AlertEvent, texts: FireTexts): Record<string, unknown> {
+  const { fired, time, subject, headline, link } = texts;
   switch (channel.type) {
     case 'webhook':
       return {
@@ -186,6 +185,27 @@ export function payloadOf(id: number, alert: Alert, channel: AlertChannel, event
     case 'sms':
       return { to: channel.target, text: headline };
   }
+}
+
+/** What every delivery of one fire or clear says, worked out once for all its channels. */
+export interface FireTexts {
+  fired: boolean;
+  /** The event's time in ISO 8601. */
+  time: string;
+  subject: string;
+  headline: string;
+  link: string;
+}
+
+export function fireTexts(alert: Alert, event: AlertEvent, link: string): FireTexts {
+  const fired = event.action === 'fire';
+  return {
+    fired,
+    time: new Date(event.at).toISOString(),
+    subject: event.subject ?? alert.subject ?? alert.name,
+    headline: fired ? event.message ?? `${alert.name} is firing` : `${alert.name} cleared`,
+    link,
+  };
 }
 
 /** The outbox of one world. */
@@ -240,9 +260,13 @@ export class Outbox {
    */
   plan(alert: Alert, event: AlertEvent): PlannedDeliveries {
     const made: Delivery[] = [];
+    const bytes: number[] = [];
     let id = this.nextId;
+    let texts: FireTexts | undefined;
+    let adding = 0;
     for (const channel of alert.channels) {
       if (channel.enabled === false) continue;
+      texts ??= fireTexts(alert, event, this.linkOf(alert.uid));
       const stored = this.service.storedOnly(channel.type);
       made.push({
         id,
@@ -253,13 +277,14 @@ export class Outbox {
         status: stored ? 'stored' : 'pending',
         ...(stored ? { reason: stored } : { nextAttemptAt: event.at }),
         createdAt: event.at,
-        payload: payloadOf(id, alert, channel, event, this.linkOf(alert.uid)),
+        payload: payloadOf(id, alert, channel, event, texts),
         attempts: [],
       });
+      bytes.push(deliveryBytes(made[made.length - 1]));
+      adding += bytes[bytes.length - 1];
       id++;
     }
-    if (made.length === 0) return { made, dropped: 0, growth: 0 };
-    const adding = made.reduce((sum, d) => sum + deliveryBytes(d), 0);
+    if (made.length === 0) return { made, bytes, dropped: 0, growth: 0 };
     let freed = 0;
     let dropped = 0;
     for (let i = this.head; i < this.entries.length && this.heldBytes - freed + adding > this.worldMaxBytes; i++) {
@@ -271,7 +296,7 @@ export class Outbox {
     }
     const growth = adding - freed;
     this.storage.check(growth);
-    return { made, dropped, growth };
+    return { made, bytes, dropped, growth };
   }
 
   /** Keeps what plan() worked out; the first attempts start once the request that made them is answered. */
@@ -286,8 +311,8 @@ export class Outbox {
       this.head = 0;
     }
     this.storage.add(planned.growth);
-    for (const d of planned.made) {
-      const entry = { d, bytes: deliveryBytes(d) };
+    for (const [i, d] of planned.made.entries()) {
+      const entry = { d, bytes: planned.bytes[i] };
       this.entries.push(entry);
       this.heldBytes += entry.bytes;
       this.nextId = d.id + 1;
