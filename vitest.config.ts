@@ -8,12 +8,14 @@ import { configDefaults, defineConfig } from 'vitest/config';
 export const SLOW = [
   'test/cli/shutdown.test.ts', // spawns the built server and sends it SIGTERM
   'test/cli/process.test.ts', // spawns the built command under npx and under parents that go away
+  'test/package/client-types.test.ts', // compiles a project against the built package's declarations, every library file checked
   'test/world/state-worker.test.ts', // starts worker threads on the TypeScript sources
   'test/http/timeouts.test.ts', // waits for real socket timeouts
   'test/http/path-spellings.test.ts', // the path-spelling corpus over a real socket
   'test/repository/guard-bypass.test.ts', // generated spellings over a real socket
   'test/http/hostile.test.ts', // thousands of generated hostile requests
   'test/core/defaults.test.ts', // random breakage of the demo seed and of an export
+  'test/http/stored-or-refused.test.ts', // every field of every body, each on a reset world (state imports included)
   'test/image/image-files.test.ts', // lists the files a container image would get
   'test/docs/scripts.test.ts', // runs every documented script file's --help
   'test/ui/browser/**', // Chromium

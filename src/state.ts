@@ -1,26 +1,14 @@
-import { Type, type Static, type TObject, type TPartial } from '@sinclair/typebox';
-import { literals } from './core/schema.js';
-import { INTERFACES } from './interfaces.js';
+import type { TPartial } from '@sinclair/typebox';
+import type { SectionSchemasOf } from './core/interface.js';
+import { INTERFACES, type Interfaces } from './interfaces.js';
+import { WORLD_SECTION_SCHEMAS, type FullStateSchema, type InterfaceSectionSchemas, type Scenario, type State } from './state-schema.js';
 import { stateFormat, type FolderReport, type LoadOptions, type WorldSections } from './world/state.js';
-import { FaultRuleInputSchema, type FaultRuleInput } from './world/fault-schemas.js';
+import type { FaultRuleInput } from './world/fault-schemas.js';
 import { FaultStore } from './world/faults.js';
 import { inspectFolder } from './world/state-parser.js';
-import { NextStartBodySchema, START_OUTCOMES, STARTABLE_KINDS, type StartableKind } from './provisioning/schemas.js';
+import { START_OUTCOMES, type StartableKind } from './provisioning/schemas.js';
 
-/**
- * A scenario: what the control API's PUT /_emulator/lifecycles/<kind>/<id>/next-start sets,
- * written down, with the path's kind and id as fields and the body as `nextStart`. Applied
- * whenever the world is built from the state: at start, after every reset, in a new sandbox.
- */
-export const ScenarioSchema = Type.Object(
-  {
-    kind: literals(STARTABLE_KINDS, { description: 'the kind of resource, as in the path of next-start' }),
-    id: Type.Integer({ minimum: 1, description: 'the id of a grid, test environment or RSDB of the state' }),
-    nextStart: NextStartBodySchema,
-  },
-  { additionalProperties: false, description: 'the outcome of the resource’s next start, as PUT /_emulator/lifecycles/<kind>/<id>/next-start sets it' },
-);
-export type Scenario = Static<typeof ScenarioSchema>;
+export type { State } from './state-schema.js';
 
 /** The section of the state each startable kind lives in. */
 const SECTION_OF: { readonly [K in StartableKind]: 'grids' | 'environments' | 'rsdbs' } = { grid: 'grids', environment: 'environments', rsdb: 'rsdbs' };
@@ -40,18 +28,8 @@ const CHECK_CLOCK = { now: () => 0 };
 /** A rule written without an id gets one when added; here it only needs an identity no id can have. */
 let unnamedRules = 0;
 
-/**
- * The world's own sections, after the interfaces': `faults`, the fault rules a world starts
- * with (in the shape POST /_emulator/faults accepts), and `scenarios`.
- */
-const FaultsSectionSchema = Type.Array(FaultRuleInputSchema, {
-  default: [],
-  description: 'fault rules, as POST /_emulator/faults takes them; added at start and after every reset',
-});
-const ScenariosSectionSchema = Type.Array(ScenarioSchema, { default: [], description: 'next-start outcomes, applied at start and after every reset' });
-
 const WORLD_SECTIONS: WorldSections = {
-  schemas: { faults: FaultsSectionSchema, scenarios: ScenariosSectionSchema },
+  schemas: WORLD_SECTION_SCHEMAS,
   keys: {
     faults: (rule: FaultRuleInput) => rule.id ?? `(no id) ${unnamedRules++}`,
     scenarios: (s: Scenario) => `${s.kind} ${s.id}`,
@@ -88,12 +66,15 @@ const WORLD_SECTIONS: WorldSections = {
  */
 export const STATE = stateFormat(INTERFACES, WORLD_SECTIONS);
 
-/** The schema of the whole state, the world's sections included in its type. */
-type FullStateSchema = TObject<(typeof STATE.schema)['properties'] & { faults: typeof FaultsSectionSchema; scenarios: typeof ScenariosSectionSchema }>;
+/**
+ * The sections state-schema.ts names (for the typed client, which reads no interface) are
+ * those of the list: adding an interface to one and not the other fails to compile here.
+ */
+type ListedSections = SectionSchemasOf<Interfaces>;
+const _sameSections: [ListedSections] extends [InterfaceSectionSchemas] ? ([InterfaceSectionSchemas] extends [ListedSections] ? true : never) : never = true;
 
 export const StateSchema = STATE.schema as unknown as FullStateSchema;
 export const FixtureFileSchema = STATE.fileSchema as unknown as TPartial<FullStateSchema>;
-export type State = Static<typeof StateSchema>;
 export type SectionName = Exclude<keyof State, '$schema' | 'demo' | 'clock'>;
 export const SECTION_NAMES = STATE.sectionNames as readonly SectionName[];
 /** The sections of the interfaces alone (what the import's answer counts). */

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { literals } from '../core/schema.js';
+import { literals, noBody } from '../core/schema.js';
 import { emulatedTime } from '../core/time-shift.js';
 import { CHANNEL_TYPES, DeliverySchema, type Delivery } from './delivery-schemas.js';
 
@@ -72,9 +72,7 @@ export const FireBodySchema = Type.Union([FireContentSchema, Type.Null()], {
 export type FireBody = Static<typeof FireBodySchema>;
 
 /** Clear takes no body; an empty object is tolerated. */
-export const ClearBodySchema = Type.Union([Type.Object({}, { additionalProperties: false }), Type.Null()], {
-  description: 'none',
-});
+export const ClearBodySchema = noBody('none');
 
 /** This interface's section of the state (world/state.ts composes every interface's). */
 export const AlertSectionsSchema = {

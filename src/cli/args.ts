@@ -71,7 +71,7 @@ export function parseArgs(argv: readonly string[]): Command {
     return { kind: 'check', overrides, dir: positional[1] };
   }
   if (positional.length) {
-    throw new UsageError(`unexpected argument '${positional[0]}': options start with -- and the only command is 'check' (see --help)`);
+    throw new UsageError(`unexpected argument '${positional[0]}': options start with -- and the commands are 'check', 'record' and 'verify', each first (see --help)`);
   }
   return { kind: 'serve', overrides };
 }
@@ -122,6 +122,20 @@ Usage:
   cloud-emulator check [DIR] [options]  validate a fixture folder (DIR, else --fixtures,
                                         FIXTURES_DIR or the bundled seed) as a start would,
                                         listing every problem, and exit: 0 valid, 1 invalid
+  cloud-emulator record --target URL [--out FILE] [--port N] [--host H] [--allow-writes]
+                        [--max-bytes N] [--max-body-bytes N]
+                                        a recording proxy (port 8081): passes each call to
+                                        the service at URL and appends it to FILE (default
+                                        recording.jsonl), secrets masked; reads, log-in and
+                                        log-out only, unless --allow-writes; at most
+                                        --max-bytes (64 MiB) written; Ctrl-C ends it
+  cloud-emulator verify RECORDING (--url URL | --fixtures DIR) [--ignore FILE]
+                        [--markdown FILE] [--junit FILE] [--token T] [--admin-token T]
+                                        replays a recording against an emulator (running at
+                                        URL, or started here from DIR) and lists where its
+                                        answers differ by JSON path; exit: 0 none but
+                                        ignored ones, 1 differences, 2 bad input
+                                        (docs/parity.md)
 
 Options (each may also be set by its environment variable; the option wins):
 ${options}

@@ -6,6 +6,9 @@ import { version } from '../config.js';
 import { clockNote } from '../world/seed-watch.js';
 import { helpText, parseArgs, UsageError } from './args.js';
 import { serve, userFacingStartupError } from './serve.js';
+import { parseRecordArgs, parseVerifyArgs } from './parity-args.js';
+import { runRecord, runVerify } from './parity.js';
+import { ParityInputError } from './recording.js';
 
 export interface CliOutput {
   out(text: string): void;
@@ -32,6 +35,10 @@ export async function runCli(
     return code;
   };
   try {
+    // `record` and `verify` have options of their own (docs/parity.md).
+    if ((argv[0] === 'record' || argv[0] === 'verify') && !argv.includes('--help') && !argv.includes('-h')) {
+      return argv[0] === 'record' ? await runRecord(parseRecordArgs(argv.slice(1)), output) : await runVerify(parseVerifyArgs(argv.slice(1)), output);
+    }
     const command = parseArgs(argv);
     switch (command.kind) {
       case 'help':
@@ -69,7 +76,7 @@ export async function runCli(
         return undefined;
     }
   } catch (err) {
-    if (err instanceof UsageError) return fail(err.message, 2);
+    if (err instanceof UsageError || err instanceof ParityInputError) return fail(err.message, 2);
     const message = userFacingStartupError(err);
     if (message) return fail(message, 2);
     throw err;

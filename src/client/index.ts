@@ -16,9 +16,11 @@ import type {
   AlertPatchBodySchema,
   ClockSettingsBody,
   ClockStatusBody,
+  CompositionListSchema,
   FaultRule,
   FaultRuleInput,
   HealthSchema,
+  InstanceOverviewSchema,
   JournalCount,
   JournalFindBody,
   JournalFound,
@@ -27,22 +29,22 @@ import type {
   JournalQuery,
   JournalRecord,
   Lifecycles,
+  NextPlayBodySchema,
   NextStartSchema,
   ReplaceResultSchema,
   ResetResultSchema,
   ResourceKind,
   ResourceLifecycleSchema,
+  SignInList,
 } from '../control/schemas.js';
 import type { Alert } from '../alerts/schemas.js';
 import type { Delivery, DeliveryListSchema, DeliveryQuery } from '../alerts/delivery-schemas.js';
 import type { Incident, IncidentCreateBody } from '../query/schemas.js';
-import type { FixtureFileSchema, State } from '../state.js';
-import type { ErrorBody } from '../http/errors.js';
+import type { FixtureFile, State } from '../state-schema.js';
+import type { ErrorBody } from '../http/error-body.js';
 import { PATHS } from '../http/paths.js';
-import type { SandboxListSchema, SandboxSummarySchema } from '../control/sandbox-routes.js';
-import type { SignInList } from '../control/user-routes.js';
-import type { CompositionListSchema, InstanceOverviewSchema, NextPlayBodySchema } from '../control/composition-routes.js';
-import type { EventKind, EventType, WorldEventData } from '../world/events.js';
+import type { SandboxListSchema, SandboxSummarySchema } from '../world/sandbox-schemas.js';
+import type { EventKind, EventType, WorldEventData } from '../world/event-types.js';
 
 export type Health = Static<typeof HealthSchema>;
 export type ResetResult = Static<typeof ResetResultSchema>;
@@ -56,7 +58,7 @@ export type { SignInList };
 export type NextStart = Static<typeof NextStartSchema>;
 export type JournalList = Static<typeof JournalListSchema>;
 /** A state to import: any subset of the sections of an export (left-out sections are empty). */
-export type StateInput = Static<typeof FixtureFileSchema>;
+export type StateInput = FixtureFile;
 export type AlertPatch = Static<typeof AlertPatchBodySchema>;
 /** One page of the outbox of alert deliveries. */
 export type DeliveryList = Static<typeof DeliveryListSchema>;

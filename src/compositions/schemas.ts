@@ -118,6 +118,28 @@ export type CompositionSeed = Static<typeof CompositionSeedSchema>;
 // Runtime records (exported state)
 // ---------------------------------------------------------------------------------------
 
+/** A property of a load or play body (`customProperties`, `systemProperties`, `seedDataKeys`): kept as sent. */
+const PropertySchema = Type.Object({}, { additionalProperties: true });
+
+/** The fields of a load or play body besides the composition's name (the reference's; Jackson ignores none of them). */
+const playFields = {
+  alphaServer: Type.Optional(Type.String({ maxLength: 500, description: 'name of the server to use as the alpha (kept with the instance; the alpha is its first load server)' })),
+  resultName: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'name of the result a play writes' })),
+  description: Type.Optional(Type.String({ maxLength: 2000, description: 'description of the result' })),
+  rsdbName: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'results database (shown by the result)' })),
+  customProperties: Type.Optional(Type.Array(PropertySchema, { maxItems: 100 })),
+  systemProperties: Type.Optional(Type.Array(PropertySchema, { maxItems: 100 })),
+  seedDataKeys: Type.Optional(Type.Array(PropertySchema, { maxItems: 100 })),
+};
+
+/**
+ * What an instance keeps of the bodies of its load and play: the result's name, description
+ * and database (its result shows them), and the fields the emulator does not act on, kept
+ * as sent so that an export shows them.
+ */
+export const PlayFieldsSchema = Type.Object(playFields, { additionalProperties: false, description: 'the fields of its load and play bodies' });
+export type PlayFields = Static<typeof PlayFieldsSchema>;
+
 const stepSchema = Type.Object({ state: literals(INSTANCE_STATES), at: emulatedTime(Type.Integer()) }, { additionalProperties: false });
 
 export const InstanceRecordSchema = Type.Object(
@@ -131,16 +153,7 @@ export const InstanceRecordSchema = Type.Object(
     outcome: PlayOutcomeSeedSchema,
     failure: Type.Optional(Type.String({ description: 'status text of a Failed state' })),
     resultId: Type.Optional(Type.Integer()),
-    play: Type.Optional(
-      Type.Object(
-        {
-          resultName: Type.Optional(Type.String()),
-          description: Type.Optional(Type.String()),
-          rsdbName: Type.Optional(Type.String()),
-        },
-        { additionalProperties: false },
-      ),
-    ),
+    play: Type.Optional(PlayFieldsSchema),
   },
   { additionalProperties: false },
 );
@@ -184,19 +197,11 @@ export interface CompositionSections {
 // Requests and responses: composition instances
 // ---------------------------------------------------------------------------------------
 
-const PropertySchema = Type.Object({}, { additionalProperties: true });
-
-/** The body of POST ?command=load|play and PUT ?command=... (the reference's fields; Jackson ignores none of them). */
+/** The body of POST ?command=load|play and PUT ?command=...: the composition's name, and what a load or play keeps. */
 export const InstanceBodySchema = Type.Object(
   {
     compositionName: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'full path name of the composition (required on POST)' })),
-    alphaServer: Type.Optional(Type.String({ maxLength: 500, description: 'name of the server to use as the alpha (accepted, not used)' })),
-    resultName: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'name of the result a play writes' })),
-    description: Type.Optional(Type.String({ maxLength: 2000, description: 'description of the result' })),
-    rsdbName: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'results database (accepted and shown, not used)' })),
-    customProperties: Type.Optional(Type.Array(PropertySchema, { maxItems: 100 })),
-    systemProperties: Type.Optional(Type.Array(PropertySchema, { maxItems: 100 })),
-    seedDataKeys: Type.Optional(Type.Array(PropertySchema, { maxItems: 100 })),
+    ...playFields,
   },
   { additionalProperties: false },
 );

@@ -27,6 +27,7 @@ import type {
   InstanceRecord,
   InstanceState,
   MessageMetrics,
+  PlayFields,
   PlayOutcomeSeed,
   Result,
   ResultRecord,
@@ -96,6 +97,8 @@ const clockText = (ms: number) => {
   const ss = String(s % 60).padStart(2, '0');
   return h ? `${h}:${mm}:${ss}` : `${mm}:${ss}`;
 };
+/** The fields of a load or play body a load or play keeps: all but the composition's name. */
+const playFieldsOf = ({ compositionName: _name, ...play }: InstanceBody): PlayFields => play;
 const nameOf = (path: string) => path.slice(path.lastIndexOf('/') + 1);
 const folderOf = (path: string) => path.slice(0, path.lastIndexOf('/')) || '/';
 
@@ -296,7 +299,8 @@ export class CompositionStore {
     if (this.instances.size >= MAX_INSTANCES && dropped === undefined) {
       throw conflicting(`${MAX_INSTANCES} composition instances exist: unload some first`);
     }
-    if (command === 'play') this.checkCanPlay(body);
+    const play = playFieldsOf(body);
+    if (command === 'play') this.checkCanPlay(play);
     const needed = comp.tracks.reduce((n, t) => n + t.loadServers, 0);
     const held = new Set<number>();
     for (const rec of this.instances.values()) if (HOLDS_SERVERS(stateAt(rec.steps, now))) for (const id of rec.serverIds) held.add(id);
@@ -320,11 +324,13 @@ export class CompositionStore {
       serverIds: chosen.free.slice(0, needed),
       steps: [],
       outcome: structuredClone(outcome),
+      // What a load is sent is kept for its play.
+      ...(Object.keys(play).length > 0 ? { play } : {}),
     };
     const loading: readonly Row[] = command === 'load' ? INSTANCE_TABLES.load : [INSTANCE_TABLES.load[0]];
     const tables = command === 'load' ? [loading] : [loading, ...playTables('start', outcome.outcome)];
     rec.steps = plan(tables, this.durations(comp, this.target(comp, rec)), now, this.timeScale);
-    if (command === 'play') this.writeResult(rec, comp, body, now);
+    if (command === 'play') this.writeResult(rec, comp, play, now);
     this.instances.set(rec.instanceID, rec);
     return { instanceID: rec.instanceID };
   }
@@ -335,6 +341,11 @@ export class CompositionStore {
     const comp = this.composition(rec);
     if (body.compositionName !== undefined && body.compositionName !== comp.path) {
       throw invalid(`composition instance '${id}' is of '${comp.path}', not of '${body.compositionName}'`);
+    }
+    // Only a play reads more of the body than the name; another command refuses what it would not use.
+    const sent = Object.keys(playFieldsOf(body));
+    if (command !== 'play' && sent.length > 0) {
+      throw invalid(`body: unknown field '${sent[0]}' for command '${command}': it holds only 'compositionName' (the other fields are read by load and play)`);
     }
     const now = this.clock.now();
     const state = stateAt(rec.steps, now);
@@ -347,11 +358,14 @@ export class CompositionStore {
     const durations = this.durations(comp, remaining);
     let tables: ReadonlyArray<readonly Row[]>;
     switch (command) {
-      case 'play':
-        this.checkCanPlay(body);
+      case 'play': {
+        // The play's fields, over those its load was sent.
+        const play = { ...rec.play, ...playFieldsOf(body) };
+        this.checkCanPlay(play);
         tables = playTables('start', rec.outcome.outcome);
-        this.writeResult(rec, comp, body, now);
+        this.writeResult(rec, comp, play, now);
         break;
+      }
       case 'resume':
         tables = playTables('resume', rec.outcome.outcome);
         break;
@@ -375,14 +389,14 @@ export class CompositionStore {
   }
 
   /** Refuses a play whose result name is taken, or when the results are at their bound. */
-  private checkCanPlay(body: InstanceBody): void {
+  private checkCanPlay(body: PlayFields): void {
     if (this.results.size >= MAX_RESULTS) throw conflicting(`${MAX_RESULTS} results exist: delete some first`);
     if (body.resultName !== undefined) {
       for (const r of this.results.values()) if (r.name === body.resultName) throw invalid(`a result named '${body.resultName}' already exists`);
     }
   }
 
-  private writeResult(rec: InstanceRecord, comp: CompositionSeed, body: InstanceBody, now: number): void {
+  private writeResult(rec: InstanceRecord, comp: CompositionSeed, body: PlayFields, now: number): void {
     const run = (this.runs.get(comp.id) ?? 0) + 1;
     this.runs.set(comp.id, run);
     const id = this.nextResultId++;
@@ -398,11 +412,7 @@ export class CompositionStore {
     };
     this.results.set(id, result);
     rec.resultId = id;
-    rec.play = {
-      ...(body.resultName !== undefined ? { resultName: body.resultName } : {}),
-      ...(body.description !== undefined ? { description: body.description } : {}),
-      ...(body.rsdbName !== undefined ? { rsdbName: body.rsdbName } : {}),
-    };
+    if (Object.keys(body).length > 0) rec.play = structuredClone(body);
   }
 
   /** The oldest unloaded instance that wrote no result, if any. */

@@ -1,47 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
 import type { World } from '../interfaces.js';
 import type { StoreOf } from '../http/routing.js';
 import { ErrorBodySchema } from '../http/errors.js';
 import { refuseOtherMethods } from '../http/routing.js';
-import { literals } from '../core/schema.js';
-import { InstanceSchema, PLAY_OUTCOMES, PlayOutcomeSeedSchema } from '../compositions/schemas.js';
-
-export const NextPlayBodySchema = Type.Object(
-  {
-    compositionName: Type.String({ minLength: 1, maxLength: 500, description: 'full path name of the composition' }),
-    outcome: Type.Union([literals(PLAY_OUTCOMES), Type.Null()], { description: 'null: as the fixture says again' }),
-    afterMs: PlayOutcomeSeedSchema.properties.afterMs,
-    errorFactor: PlayOutcomeSeedSchema.properties.errorFactor,
-    message: PlayOutcomeSeedSchema.properties.message,
-  },
-  { additionalProperties: false },
-);
-
-export const CompositionListSchema = Type.Array(
-  Type.Object(
-    {
-      id: Type.Integer(),
-      path: Type.String(),
-      description: Type.String(),
-      durationMs: Type.Integer(),
-      virtualUsers: Type.Integer(),
-      loadServers: Type.Integer(),
-    },
-    { additionalProperties: false },
-  ),
-);
-
-const { url: _url, ...instanceFields } = InstanceSchema.properties;
-export const InstanceOverviewSchema = Type.Array(
-  Type.Object(
-    {
-      ...instanceFields,
-      messages: Type.Optional(Type.Object({ count: Type.Integer(), errors: Type.Integer() }, { additionalProperties: false, description: "its result's messages so far" })),
-    },
-    { additionalProperties: false },
-  ),
-);
+import { CompositionListSchema, InstanceOverviewSchema, NextPlayBodySchema } from './schemas.js';
 
 /** Scenarios of composition runs: how the next play of a composition ends, and how many errors it shows. */
 export const compositionControlRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> = async (app, { world }) => {

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { World } from '../interfaces.js';
-import type { EventInput, EventType } from '../world/events.js';
+import type { EventType } from '../world/event-types.js';
+import type { EventInput } from '../world/events.js';
 import { PATHS } from '../http/paths.js';
 import { routePattern } from '../http/route-context.js';
 

@@ -5,7 +5,8 @@ import type { StoreOf } from '../http/routing.js';
 import { unavailable } from '../core/errors.js';
 import { ErrorBodySchema, badRequest } from '../http/errors.js';
 import { refuseOtherMethods } from '../http/routing.js';
-import { EVENT_KINDS, EVENT_TYPES, MISSED_TYPE, frameOf, type EventKind, type EventType } from '../world/events.js';
+import { EVENT_KINDS, EVENT_TYPES, MISSED_TYPE, type EventKind, type EventType } from '../world/event-types.js';
+import { frameOf } from '../world/events.js';
 import { EventStream, replayWithin, type EventFilter } from '../world/events-stream.js';
 
 /** The longest list a filter takes, and the longest resource id in it. */

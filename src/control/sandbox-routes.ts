@@ -11,7 +11,7 @@ import { readStateBody, type BodyBytes } from '../world/state-parser.js';
 import type { StoreOf } from '../http/routing.js';
 import type { World } from '../world/world.js';
 import { SandboxListSchema, SandboxSummarySchema } from '../world/sandbox-schemas.js';
-import { STATE_BODY_LIMIT, clockModeOf, takeStateBodies } from './state-routes.js';
+import { STATE_BODY_LIMIT, clockModeOf, refuseDemo, takeStateBodies } from './state-routes.js';
 import { ClockModeQuerySchema } from './schemas.js';
 
 // The sandboxes' schemas belong to the world that keeps them (world/sandbox-schemas.ts).
@@ -94,6 +94,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandboxes: Sandboxes; wo
           throw invalid('body: expected a JSON object with the state sections (users, tokens, grids, ...), or no body for the seed');
         }
         const state = read?.kind === 'state' ? read.state : undefined;
+        if (state) refuseDemo(state);
         // The long part of building the sandbox's stores, in slices; then the sandbox at once.
         if (state) await world(request).prepare(state);
         trustImported(world(request).config, state);

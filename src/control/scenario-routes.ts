@@ -9,6 +9,7 @@ import {
   LifecyclesSchema,
   NextStartBodySchema,
   NextStartSchema,
+  NoBodySchema,
   RESOURCE_KINDS,
   ResourceLifecycleSchema,
   ResourceParamsSchema,
@@ -115,6 +116,7 @@ export const scenarioRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }
       schema: {
         tags: ['Control'],
         summary: 'A RUNNING test environment becomes EXTERNALLY_TERMINATED now',
+        body: NoBodySchema,
         params: ResourceParamsSchema,
         response: { 200: ResourceLifecycleSchema, ...errors(400, 404) },
       },
@@ -133,6 +135,7 @@ export const scenarioRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }
       schema: {
         tags: ['Control'],
         summary: 'A cloud server becomes FAILED now',
+        body: NoBodySchema,
         params: ResourceParamsSchema,
         response: { 200: ResourceLifecycleSchema, ...errors(400, 404) },
       },

@@ -1,7 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { CLOCK_MODES, ClockStatusSchema as CoreClockStatusSchema } from '../core/clock.js';
-import { literals } from '../core/schema.js';
+import { literals, noBody } from '../core/schema.js';
 import { ResourceKindSchema, ResourceLifecycleSchema } from '../provisioning/schemas.js';
+import { InstanceSchema, PLAY_OUTCOMES, PlayOutcomeSeedSchema } from '../compositions/schemas.js';
 
 // ---------------------------------------------------------------------------------------
 // Clock
@@ -209,3 +210,80 @@ export const AlertPatchBodySchema = Type.Object(
   { enabled: Type.Boolean({ description: 'false: fire and clear answer 409, as for an alert disabled in the user interface' }) },
   { additionalProperties: false },
 );
+
+// ---------------------------------------------------------------------------------------
+// Compositions
+// ---------------------------------------------------------------------------------------
+
+export const NextPlayBodySchema = Type.Object(
+  {
+    compositionName: Type.String({ minLength: 1, maxLength: 500, description: 'full path name of the composition' }),
+    outcome: Type.Union([literals(PLAY_OUTCOMES), Type.Null()], { description: 'null: as the fixture says again' }),
+    afterMs: PlayOutcomeSeedSchema.properties.afterMs,
+    errorFactor: PlayOutcomeSeedSchema.properties.errorFactor,
+    message: PlayOutcomeSeedSchema.properties.message,
+  },
+  { additionalProperties: false },
+);
+
+export const CompositionListSchema = Type.Array(
+  Type.Object(
+    {
+      id: Type.Integer(),
+      path: Type.String(),
+      description: Type.String(),
+      durationMs: Type.Integer(),
+      virtualUsers: Type.Integer(),
+      loadServers: Type.Integer(),
+    },
+    { additionalProperties: false },
+  ),
+);
+
+const { url: _url, ...instanceFields } = InstanceSchema.properties;
+export const InstanceOverviewSchema = Type.Array(
+  Type.Object(
+    {
+      ...instanceFields,
+      messages: Type.Optional(Type.Object({ count: Type.Integer(), errors: Type.Integer() }, { additionalProperties: false, description: "its result's messages so far" })),
+    },
+    { additionalProperties: false },
+  ),
+);
+
+// ---------------------------------------------------------------------------------------
+// Users
+// ---------------------------------------------------------------------------------------
+
+/** At most this many users, and this many tokens, in one answer (`unlisted` counts the rest). */
+export const MAX_LISTED_USERS = 50;
+
+export const SignInListSchema = Type.Object(
+  {
+    users: Type.Array(
+      Type.Object(
+        {
+          userName: Type.String(),
+          password: Type.String({ description: 'what the Tokens log-in call takes with userName' }),
+          tenant: Type.String(),
+          fullName: Type.Optional(Type.String()),
+        },
+        { additionalProperties: false },
+      ),
+      { description: `the users the Tokens log-in call knows, in the state's order (at most ${MAX_LISTED_USERS})` },
+    ),
+    tokens: Type.Array(
+      Type.Object({ token: Type.String(), userName: Type.String() }, { additionalProperties: false }),
+      { description: `the session tokens of the world's seed that never expire (at most ${MAX_LISTED_USERS})` },
+    ),
+    unlisted: Type.Object(
+      { users: Type.Integer({ minimum: 0 }), tokens: Type.Integer({ minimum: 0 }) },
+      { additionalProperties: false, description: 'how many more there are, not listed' },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type SignInList = Static<typeof SignInListSchema>;
+
+/** The body of a control call whose options, if any, are query parameters (reset, fail, externally-terminate). */
+export const NoBodySchema = noBody('none: the options, if any, are query parameters');

@@ -11,7 +11,7 @@ import { FixtureError, formatProblem, jsonPath } from '../core/fixtures.js';
 import { refuseOtherMethods } from '../http/routing.js';
 import { INTERFACE_SECTION_NAMES, SECTION_NAMES, StateSchema, parseState, type SectionName, type State } from '../state.js';
 import { exportText, type ListSerializer } from '../world/export-stream.js';
-import { ClockModeQuerySchema, HealthSchema, ReplaceResultSchema, ResetResultSchema } from './schemas.js';
+import { ClockModeQuerySchema, HealthSchema, NoBodySchema, ReplaceResultSchema, ResetResultSchema } from './schemas.js';
 import { CLOCK_MODES, type ClockMode } from '../core/clock.js';
 
 /** A whole exported state can be far larger than any request of the emulated interfaces. */
@@ -125,6 +125,17 @@ export function clockModeOf(query: unknown): ClockMode | undefined {
   throw badRequest(`querystring field 'clock' must be one of ${CLOCK_MODES.map((m) => `"${m}"`).join(', ')}`);
 }
 
+/**
+ * A state sent to a world (an import, a sandbox's state) without a `demo`: the demo's title
+ * and subtitle belong to the fixtures (the dashboard's presenter view reads them from the
+ * seed), so a world's state has no place to keep them; refused rather than dropped.
+ */
+export function refuseDemo(state: State): void {
+  if (state.demo !== undefined) {
+    throw badRequest("body: $.demo: the demo's title is the fixtures' (FIXTURES_DIR), read by the dashboard's presenter view; a state sent to a world cannot change it: leave demo out");
+  }
+}
+
 /** How many entries each section of the interfaces holds in a state (as a reset counts them). */
 function sectionCounts(state: State): Record<string, number> {
   return Object.fromEntries(INTERFACE_SECTION_NAMES.map((name) => [name, state[name].length]));
@@ -220,6 +231,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
         tags: ['Control'],
         summary: 'Back to the start seed: stores, tokens, clock settings, faults, journal; ?clock=real also returns the clock to real time',
         querystring: ClockModeQuerySchema,
+        body: NoBodySchema,
         response: { 200: ResetResultSchema, 400: ErrorBodySchema },
       },
     },
@@ -298,6 +310,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
         }
         if (read.kind === 'invalid-json') throw new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY();
         if (read.kind !== 'state') throw badRequest(NOT_A_STATE);
+        refuseDemo(read.state);
         const counts = sectionCounts(read.state);
         // The long part of building the stores, in slices; then the whole state at once.
         await world(request).prepare(read.state);

@@ -1,38 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type, type Static } from '@sinclair/typebox';
 import type { World } from '../interfaces.js';
 import type { StoreOf } from '../http/routing.js';
 import { refuseOtherMethods } from '../http/routing.js';
-
-/** At most this many users, and this many tokens, in one answer (`unlisted` counts the rest). */
-export const MAX_LISTED_USERS = 50;
-
-export const SignInListSchema = Type.Object(
-  {
-    users: Type.Array(
-      Type.Object(
-        {
-          userName: Type.String(),
-          password: Type.String({ description: 'what the Tokens log-in call takes with userName' }),
-          tenant: Type.String(),
-          fullName: Type.Optional(Type.String()),
-        },
-        { additionalProperties: false },
-      ),
-      { description: `the users the Tokens log-in call knows, in the state's order (at most ${MAX_LISTED_USERS})` },
-    ),
-    tokens: Type.Array(
-      Type.Object({ token: Type.String(), userName: Type.String() }, { additionalProperties: false }),
-      { description: `the session tokens of the world's seed that never expire (at most ${MAX_LISTED_USERS})` },
-    ),
-    unlisted: Type.Object(
-      { users: Type.Integer({ minimum: 0 }), tokens: Type.Integer({ minimum: 0 }) },
-      { additionalProperties: false, description: 'how many more there are, not listed' },
-    ),
-  },
-  { additionalProperties: false },
-);
-export type SignInList = Static<typeof SignInListSchema>;
+import { MAX_LISTED_USERS, SignInListSchema } from './schemas.js';
 
 /**
  * GET /_emulator/users: whom a client can sign in as in this world, for the dashboard (a seed

@@ -25,6 +25,14 @@ export function integerOrDigits(options: IntegerOptions) {
 }
 
 /**
+ * The body of a call that reads none: left out, null or `{}`. A field is refused (400 naming
+ * it), never taken and ignored: a client sending one expects it to do something.
+ */
+export function noBody(description: string) {
+  return Type.Union([Type.Object({}, { additionalProperties: false }), Type.Null()], { description });
+}
+
+/**
  * A query parameter a client may repeat. Fastify hands a repeated one over as an array;
  * `firstValue` takes the first, as a JAX-RS `@QueryParam` of a single value does.
  */

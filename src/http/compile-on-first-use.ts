@@ -59,7 +59,8 @@ export const serializerOnFirstUse: SerializerFactory = (externalSchemas, seriali
  */
 export function loadSerializerCompilerSoon(): void {
   setTimeout(() => {
-    const compile = defaultSerializerFactory()({}, {}) as unknown as (route: { schema: unknown; method: string; url: string; httpStatus: string }) => (data: unknown) => string;
+    type Compile = (route: { schema: unknown; method: string; url: string; httpStatus: string }) => (data: unknown) => string;
+    const compile = defaultSerializerFactory()({}, {}) as unknown as Compile;
     compile({ schema: { type: 'object', properties: { loaded: { type: 'boolean' } } }, method: 'GET', url: '/', httpStatus: '200' })({ loaded: true });
   }, LOAD_DELAY_MS).unref();
 }

@@ -1,18 +1,9 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Type, type Static } from '@sinclair/typebox';
 import { DomainError, type DomainErrorKind } from '../core/errors.js';
+import type { ErrorBody } from './error-body.js';
 
-/** The one error body every interface answers with. */
-export const ErrorBodySchema = Type.Object(
-  {
-    statusCode: Type.Integer(),
-    error: Type.String({ description: 'HTTP reason phrase' }),
-    message: Type.String({ description: 'what was wrong' }),
-  },
-  { $id: 'ErrorBody' },
-);
-export type ErrorBody = Static<typeof ErrorBodySchema>;
+export { ErrorBodySchema, type ErrorBody } from './error-body.js';
 
 /** An error a route throws on purpose; the error handler renders it as ErrorBody. */
 export class ApiError extends Error {

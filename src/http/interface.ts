@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.js';
 import type { InterfaceModel, SectionSchemas } from '../core/interface.js';
-import type { Access } from './paths.js';
+import type { Access, AuthorizationScheme } from './paths.js';
 import type { StoreOf } from './routing.js';
 
 /**
@@ -31,6 +31,8 @@ export interface InterfaceArea {
   readonly tree?: boolean;
   /** The headers a `token` area reads the session token from, first present wins (lower case); absent: X-Auth-Token. */
   readonly tokenHeaders?: readonly string[];
+  /** The schemes of the Authorization header a `token` area takes instead, for one request: `bearer` (an API token), `basic` (a name and password). */
+  readonly authorization?: readonly AuthorizationScheme[];
 }
 
 export interface Interface<Name extends string = string, Sections extends SectionSchemas = SectionSchemas, Store = unknown>

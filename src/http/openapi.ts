@@ -6,7 +6,7 @@ import { Type } from '@sinclair/typebox';
 import { ErrorBodySchema } from './errors.js';
 import type { Config } from '../config.js';
 import { version } from '../config.js';
-import { PATHS, SANDBOX_PREFIX, type AreaTable } from './paths.js';
+import { PATHS, SANDBOX_PREFIX, type Area, type AreaTable } from './paths.js';
 import { swaggerPlugin, swaggerUiPlugin } from './deferred-packages.cjs';
 import { PluginRecorder } from './deferred.js';
 
@@ -29,6 +29,36 @@ export const DOCS_HEADERS = { 'x-content-type-options': 'nosniff', 'x-frame-opti
 
 type Operation = { responses?: Record<string, unknown>; security?: unknown[] };
 
+/**
+ * Every credential the emulator takes, as the document names them (docs/security.md, "Who can
+ * call what"); each operation lists those its area takes, any one of them enough.
+ */
+const SECURITY_SCHEMES = {
+  XAuthToken: { type: 'apiKey', in: 'header', name: 'X-Auth-Token', description: 'session token from PUT .../Tokens; demo: demo-token' },
+  Authentication: { type: 'apiKey', in: 'header', name: 'Authentication', description: 'the Query API: the session token, as its clients send it' },
+  ApiToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description: "Authorization: Bearer <apiToken>: a user's API token, for this request only (no session is made); the repository's Objects and the provisioning interface. Demo: demo-api-token",
+  },
+  Basic: {
+    type: 'http',
+    scheme: 'basic',
+    description: "Authorization: Basic <base64 of userName:password>: a user's name and password, for this request only; the repository's Objects. Demo: demo@example.com, demo",
+  },
+  AdminToken: { type: 'http', scheme: 'bearer', description: 'the control API: the ADMIN_TOKEN setting, when set' },
+} as const;
+
+/**
+ * What a token area takes, any one enough: its token headers (the Query API reads
+ * Authentication first, as its clients send it), then the schemes of Authorization it takes.
+ */
+function tokenSecurity(area: Area): Array<Record<string, string[]>> {
+  const headers = area.tokenHeaders?.includes('authentication') ? ['Authentication', 'XAuthToken'] : ['XAuthToken'];
+  const schemes = (area.authorization ?? []).map((scheme) => (scheme === 'bearer' ? 'ApiToken' : 'Basic'));
+  return [...headers, ...schemes].map((name) => ({ [name]: [] }));
+}
+
 /** What the document says of an emulated interface: its name, base paths and what it holds. */
 export interface DescribedInterface {
   readonly label: string;
@@ -48,7 +78,7 @@ function description(interfaces: readonly DescribedInterface[]): string {
 ${listed.join('\n')}
 * **Control** (\`${PATHS.control}\`): health, reset, state, clock and more, for tests.
 
-The Repository's log-in (\`PUT .../Tokens\`) hands out a session token; the other interfaces take it as \`X-Auth-Token\` (the alerts only when ALERTS_REQUIRE_TOKEN is set; the Query API also as \`Authentication\`). The demo session token is \`demo-token\`. Every error answers \`{"statusCode", "error", "message"}\`.
+The Repository's log-in (\`PUT .../Tokens\`) hands out a session token; the other interfaces take it as \`X-Auth-Token\` (the alerts only when ALERTS_REQUIRE_TOKEN is set; the Query API also as \`Authentication\`). The Repository's \`Objects\` and the provisioning interface also take a user's API token as \`Authorization: Bearer\`, and \`Objects\` a user's name and password as \`Authorization: Basic\`, each for that request alone. The demo session token is \`demo-token\`. Every error answers \`{"statusCode", "error", "message"}\`.
 
 **Sandboxes:** every path here is also served under \`${SANDBOX_PREFIX}<name>\` (1 to 64 characters of A-Z, a-z, 0-9, _ and -) by an isolated world with its own state, clock, tokens, faults and journal, e.g. \`${SANDBOX_PREFIX}w3${PATHS.provisioning}/grid/101\`. Paths without the prefix are the default sandbox. Pick the second server below to try a sandbox here.
 
@@ -94,18 +124,12 @@ export async function installOpenApi(
           }),
       tags: [...interfaces.map(({ tag }): { name: string; description?: string } => ({ ...tag })), { name: 'Control', description: 'the emulator itself: health, reset, state, time' }],
       components: {
-        securitySchemes: {
-          XAuthToken: { type: 'apiKey', in: 'header', name: 'X-Auth-Token', description: 'session token from PUT .../Tokens; demo: demo-token' },
-          Authentication: { type: 'apiKey', in: 'header', name: 'Authentication', description: 'the Query API: the session token, as its clients send it' },
-          AdminToken: { type: 'http', scheme: 'bearer', description: 'the ADMIN_TOKEN setting, when set' },
-        },
+        securitySchemes: SECURITY_SCHEMES,
         schemas: { ErrorBody: ErrorBodyComponent },
       },
     },
     transform: ({ schema, url }) => {
-      // An area that also takes the token as Authentication (the Query API, as its clients send it) says so.
-      const token = areas.of(url).tokenHeaders?.includes('authentication') ? [{ Authentication: [] }, { XAuthToken: [] }] : [{ XAuthToken: [] }];
-      const security = needsToken(url) ? token : needsAdmin(url) ? [{ AdminToken: [] }] : undefined;
+      const security = needsToken(url) ? tokenSecurity(areas.of(url)) : needsAdmin(url) ? [{ AdminToken: [] }] : undefined;
       return { schema: security ? ({ ...schema, security } as typeof schema) : schema, url };
     },
     transformObject: (documentObject) => {

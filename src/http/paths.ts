@@ -45,7 +45,16 @@ export interface Area {
    * case). Absent: `x-auth-token` alone.
    */
   readonly tokenHeaders?: readonly string[];
+  /**
+   * The schemes of the Authorization header a `token` area takes instead of its token header,
+   * each for that request only (no session is made): `bearer`, a seed user's API token;
+   * `basic`, a seed user's name and password. Absent: none.
+   */
+  readonly authorization?: readonly AuthorizationScheme[];
 }
+
+/** A scheme of the Authorization header an area may take (see Area.authorization). */
+export type AuthorizationScheme = 'bearer' | 'basic';
 
 const area = (prefix: string, access: Access, tree = true): Area => ({
   prefix,
@@ -61,6 +70,8 @@ export interface DeclaredArea {
   readonly tree?: boolean;
   /** See Area.tokenHeaders. */
   readonly tokenHeaders?: readonly string[];
+  /** See Area.authorization. */
+  readonly authorization?: readonly AuthorizationScheme[];
 }
 
 /** Paths outside every area: open, and not part of the control API. */
@@ -92,7 +103,11 @@ export class AreaTable {
       // The service's front page and its downloads hold no state: open, as on the service.
       area(PATHS.concerto, 'open', false),
       area(PATHS.downloads, 'open'),
-      ...interfaceAreas.map((a) => ({ ...area(a.prefix, a.access, a.tree ?? true), ...(a.tokenHeaders ? { tokenHeaders: a.tokenHeaders } : {}) })),
+      ...interfaceAreas.map((a) => ({
+        ...area(a.prefix, a.access, a.tree ?? true),
+        ...(a.tokenHeaders ? { tokenHeaders: a.tokenHeaders } : {}),
+        ...(a.authorization ? { authorization: a.authorization } : {}),
+      })),
       // The home page (GET /) belongs to the emulator itself: open, and left alone by faults and the journal.
       { prefix: '/', tree: false, access: 'open', control: true },
     ];

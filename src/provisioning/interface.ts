@@ -14,7 +14,8 @@ export const provisioning: Interface<'provisioning', typeof ProvisioningSections
   tag: { name: 'Provisioning', description: 'grids, cloud servers, RSDBs, test environments' },
   prefix: PROVISIONING_PREFIX,
   // Wider than the versioned prefix: an unknown version is refused like the interface itself.
-  areas: [{ prefix: '/concerto/services/rest/CloudService', access: 'token' }],
+  // An API token as a Bearer too: an automation script of the service's own authors sends one.
+  areas: [{ prefix: '/concerto/services/rest/CloudService', access: 'token', authorization: ['bearer'] }],
   sections: ProvisioningSectionsSchema,
   keys: { grids: (g) => g.id, cloudServers: (c) => c.id, rsdbs: (r) => r.id, environments: (e) => e.id },
   references(state, keys, problem) {

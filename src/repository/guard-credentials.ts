@@ -1,25 +1,8 @@
 import type { FastifyRequest } from 'fastify';
-import { PATHS } from '../http/paths.js';
 import type { AuthStore, Session } from './store.js';
 
 /** What the credentials of a request are judged against: a world's users and sessions, or those of the seed a new sandbox starts from. */
 export type CredentialSource = Pick<AuthStore, 'use' | 'useApiToken' | 'useBasic' | 'isSessionToken'>;
-
-const OBJECTS = `${PATHS.repository}/Objects`;
-const CLOUD_SERVICE = '/concerto/services/rest/CloudService';
-
-/**
- * Where `Authorization: Bearer <apiToken>` is taken instead of a session token: the
- * repository's objects and the provisioning interface, where an automation script of the
- * service's own authors sends it. Everywhere else needs X-Auth-Token.
- */
-const BEARER_AREAS = new Set<string>([OBJECTS, CLOUD_SERVICE]);
-
-/**
- * Where `Authorization: Basic <base64 of user:password>` is taken: the repository's objects,
- * whose reference ("Get an object") names Basic or Bearer as the alternatives to X-Auth-Token.
- */
-const BASIC_AREAS = new Set<string>([OBJECTS]);
 
 /** A scheme and one credential; the header is at most Node's header size, and the pattern has no nested repetition. */
 const AUTHORIZATION = /^(Bearer|Basic)\s+(\S+)\s*$/i;
@@ -76,18 +59,20 @@ function fromAuthorization(request: FastifyRequest, auth: CredentialSource, name
   const authorization = request.headers.authorization;
   const found = typeof authorization === 'string' ? AUTHORIZATION.exec(authorization) : null;
   if (!found) return missing;
-  const area = request.area?.prefix ?? '';
+  // The schemes the area takes besides its token header (its declaration: the repository's objects and the provisioning interface).
+  const schemes = request.area?.authorization ?? [];
   const credential = found[2];
   if (found[1].toLowerCase() === 'bearer') {
-    const session = BEARER_AREAS.has(area) ? auth.useApiToken(credential) : undefined;
+    const takesBearer = schemes.includes('bearer');
+    const session = takesBearer ? auth.useApiToken(credential) : undefined;
     if (session) return session;
     // A session token where an API token (or nothing) is taken: say where it goes.
     if (auth.isSessionToken(credential)) {
-      return `the Authorization header holds a session token: send it as ${tokenHeaders}` + (BEARER_AREAS.has(area) ? ' (Authorization: Bearer takes an API token)' : '');
+      return `the Authorization header holds a session token: send it as ${tokenHeaders}` + (takesBearer ? ' (Authorization: Bearer takes an API token)' : '');
     }
-    return BEARER_AREAS.has(area) ? 'the API token in the Authorization header is invalid' : missing;
+    return takesBearer ? 'the API token in the Authorization header is invalid' : missing;
   }
-  if (!BASIC_AREAS.has(area)) return `${missing} (Authorization: Basic is taken only by the repository's Objects)`;
+  if (!schemes.includes('basic')) return `${missing} (Authorization: Basic is taken only by the repository's Objects)`;
   const basic = basicCredentials(credential);
   if (!basic) return 'the Authorization header must be Basic <base64 of user name:password>';
   return auth.useBasic(basic.userName, basic.password) ?? 'the user name or password in the Authorization header (Basic) is wrong';

@@ -63,9 +63,10 @@ export const repository: Interface<'repository', typeof RepositorySectionsSchema
   label: 'Repository',
   tag: { name: 'Repository', description: 'tokens and objects' },
   prefix: REPOSITORY_PREFIX,
-  // Logging in needs no token; objects do.
+  // Logging in needs no token; objects do, and take an API token (Bearer) or a user name and
+  // password (Basic) instead, as the reference's "Get an object" allows.
   areas: [
-    { prefix: `${REPOSITORY_PREFIX}/Objects`, access: 'token' },
+    { prefix: `${REPOSITORY_PREFIX}/Objects`, access: 'token', authorization: ['bearer', 'basic'] },
     { prefix: `${REPOSITORY_PREFIX}/Tokens`, access: 'open' },
   ],
   sections: RepositorySectionsSchema,

@@ -1,5 +1,5 @@
 import type { Clock } from '../core/clock.js';
-import { conflicting, invalid, missing, unavailable } from '../core/errors.js';
+import { conflicting, full, invalid, missing } from '../core/errors.js';
 import { storageLedgerOf, type StorageAccount, type StorageSettings } from '../core/storage.js';
 import { hash32 } from '../core/random.js';
 import type { SectionSnapshot } from '../core/snapshot.js';
@@ -429,7 +429,7 @@ export class ObjectStore {
 
   private checkRoom(growth: number): void {
     if (growth > 0 && this.bytes + growth > this.maxBytes) {
-      throw unavailable(`the repository holds ${this.bytes} bytes of objects and REPOSITORY_MAX_BYTES is ${this.maxBytes}: delete objects first`);
+      throw full(`the repository holds ${this.bytes} bytes of objects and REPOSITORY_MAX_BYTES is ${this.maxBytes}: delete objects first`);
     }
     this.storage.check(growth > 0 ? growth + OBJECT_BYTES : growth);
   }

@@ -1,4 +1,5 @@
-import type { EventKind, EventSink, EventType, SentEvent } from './events.js';
+import type { EventKind, EventType } from './event-types.js';
+import type { EventSink, SentEvent } from './events.js';
 
 /** What a stream writes to: an HTTP response, or any Node writable. */
 export interface EventOutput {

@@ -2,6 +2,7 @@ import type { JournalMatcher, JournalQuery, JournalRecord } from './journal-sche
 import { DomainError } from '../core/errors.js';
 import { compileGlob, type PathMatcher } from '../core/path-patterns.js';
 import { queryMatches, type QueryWork } from './journal-query.js';
+import { maskHeaders, maskSecrets } from '../core/secrets.js';
 
 /** Request headers as Node hands them over. */
 export type RequestHeaders = Record<string, string | string[] | undefined>;
@@ -18,9 +19,6 @@ export function fromDashboard(headers: RequestHeaders | null): boolean {
   const value = headers?.[CLIENT_HEADER];
   return Array.isArray(value) ? value.includes(DASHBOARD_CLIENT) : value === DASHBOARD_CLIENT;
 }
-
-/** Headers whose values are secrets: a journal is read on screens and pasted into bug reports. */
-const SECRET_HEADERS = new Set(['x-auth-token', 'authentication', 'authorization', 'proxy-authorization', 'cookie']);
 
 /**
  * Work a glob may cost one search, in steps of the glob walk (glob length times path length
@@ -65,47 +63,6 @@ function cutText(text: string, limit: number): CutBody {
 }
 
 /**
- * Fields of a request body whose values are secrets (the Tokens log-in's), masked as the
- * secret headers are. Matched in the body's text, so at any depth and in a cut body too.
- */
-const SECRET_FIELDS = ['password', 'apiToken'];
-
-/**
- * A secret field and its string value, or the start of one that a cut ends. The value part
- * cannot backtrack: each character is either a plain one or an escape, never both.
- */
-const SECRET_FIELD_VALUE = new RegExp(`("(?:${SECRET_FIELDS.join('|')})"\\s*:\\s*)"(?:[^"\\\\]|\\\\.)*(?:"|\\\\?$)`, 'g');
-
-/** What the entry shows when a secret could not be found in the text to be masked. */
-const WITHHELD = '[body withheld: it holds a secret field the journal could not mask]';
-
-/**
- * The body text with the values of secret fields masked. `parsed` is the request's parsed
- * body, when there is one: a secret field at its top level whose value is still in the text
- * after masking (written with escapes, say) withholds the whole body, so a secret never shows.
- */
-function maskSecrets(text: string, parsed: unknown): string {
-  if (!SECRET_FIELDS.some((field) => text.includes(field))) {
-    // A field name written with escapes ("pass\u0077ord") is caught by the parsed body.
-    if (!hasSecretField(parsed)) return text;
-  }
-  const out = text.replace(SECRET_FIELD_VALUE, '$1"***"');
-  if (hasSecretField(parsed)) {
-    const body = parsed as Record<string, unknown>;
-    for (const field of SECRET_FIELDS) {
-      const value = body[field];
-      if (typeof value === 'string' && value !== '' && value !== '***' && out.includes(value)) return WITHHELD;
-    }
-  }
-  return out;
-}
-
-function hasSecretField(parsed: unknown): boolean {
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return false;
-  return SECRET_FIELDS.some((field) => Object.hasOwn(parsed, field));
-}
-
-/**
  * What the journal keeps of a request body: its text as sent (never a parsed tree, which
  * takes many times the memory of its bytes), cut to the limit, secret fields masked.
  * `parsed` is only consulted for secret fields; a body for which no text was captured (a
@@ -140,25 +97,6 @@ function keptBody(raw: unknown, parsed: unknown, limit: number): string | CutBod
   if (typeof kept === 'string') return maskSecrets(kept, parsed);
   const masked = maskSecrets(kept.text, parsed);
   return new CutBody(masked, size > 0 ? size : kept.size);
-}
-
-function masked(value: string): string {
-  // The scheme of an Authorization value says what kind of credential was sent; the rest goes.
-  const space = value.indexOf(' ');
-  const scheme = space > 0 && space < 16 ? value.slice(0, space + 1) : '';
-  return `${scheme}***`;
-}
-
-function shownHeaders(headers: RequestHeaders | null): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  if (!headers) return out;
-  for (const name of Object.keys(headers)) {
-    const value = headers[name];
-    if (value === undefined) continue;
-    if (SECRET_HEADERS.has(name)) out[name] = Array.isArray(value) ? value.map(masked) : masked(value);
-    else out[name] = value;
-  }
-  return out;
 }
 
 /** "503" or 503 matches 503; "5xx" matches 500-599. */
@@ -677,7 +615,7 @@ export class Journal {
       time: this.times[i],
       method: this.methods[i],
       path: q < 0 ? url : url.slice(0, q),
-      headers: shownHeaders(this.headers[i]),
+      headers: maskHeaders(this.headers[i]),
       status: this.statuses[i],
       durationMs: this.durations[i],
     };

@@ -1,4 +1,4 @@
-import { Type, type Static, type TObject, type TOptional, type TPartial, type TSchema, type TString } from '@sinclair/typebox';
+import { Type, type Static, type TObject, type TPartial, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import {
   ProblemList,
@@ -17,6 +17,7 @@ import {
 import type { AnyInterfaceModel, SectionKeys, SectionSchemasOf } from '../core/interface.js';
 import { ClockAnchorSchema, type ClockAnchor } from '../core/clock.js';
 import { timeShifter, type Shifter } from '../core/time-shift.js';
+import { DemoSchema, type Demo, type StateSchemaWith } from './state-schemas.js';
 
 /**
  * The state format: the whole state of the emulator, in the fixture format, made of the
@@ -29,18 +30,7 @@ import { timeShifter, type Shifter } from '../core/time-shift.js';
 /** A section of the state (users, grids, ...); which there are, the list of interfaces says. */
 export type SectionName = string;
 
-/**
- * What the fixtures say about the demo they make: its title (and a subtitle), which the
- * dashboard's presenter view shows. Not a section: one per state, and no interface's.
- */
-export const DemoSchema = Type.Object(
-  {
-    title: Type.String({ minLength: 1, maxLength: 200, description: "the demo's title, shown by the dashboard's presenter view" }),
-    subtitle: Type.Optional(Type.String({ maxLength: 500, description: 'a line under the title' })),
-  },
-  { additionalProperties: false, description: 'the demo these fixtures make, for the dashboard (?presenter); at most one fixture file gives it' },
-);
-export type Demo = Static<typeof DemoSchema>;
+export { DemoSchema, type Demo } from './state-schemas.js';
 
 /** A state of some list of interfaces, as the world handles it without knowing which. */
 export type State = { $schema?: string; demo?: Demo; clock?: ClockAnchor } & { [section: string]: unknown };
@@ -156,9 +146,7 @@ export function stateShifter(interfaces: readonly AnyInterfaceModel[]): (state: 
 export type StateOfList<L extends readonly AnyInterfaceModel[]> = Static<StateSchemaOf<L>>;
 
 /** The schema of the whole state of a list of interfaces (and of the world's own sections `X`). */
-export type StateSchemaOf<L extends readonly AnyInterfaceModel[]> = TObject<
-  { $schema: TOptional<TString>; demo: TOptional<typeof DemoSchema>; clock: TOptional<typeof ClockAnchorSchema> } & SectionSchemasOf<L>
->;
+export type StateSchemaOf<L extends readonly AnyInterfaceModel[]> = StateSchemaWith<SectionSchemasOf<L>>;
 
 /**
  * The sections of the state that belong to the world rather than to an interface (its fault

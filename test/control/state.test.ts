@@ -127,6 +127,36 @@ describe('POST /_emulator/reset', () => {
   });
 });
 
+describe('bodies the control API does not keep', () => {
+  it('a reset refuses a body field, naming it, and does not reset; none, null or {} reset', async () => {
+    ({ app } = await makeApp(fullSeed()));
+    expect((await app.inject({ method: 'POST', url: `${CLOUD}/grid/101/action`, headers: AUTH, payload: { action: 'start' } })).statusCode).toBe(202);
+    const refused = await app.inject({ method: 'POST', url: '/_emulator/reset', payload: { clock: 'real' } });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().message).toBe("body: unknown field 'clock'");
+    expect((await app.inject({ url: '/_emulator/lifecycles/grid/101' })).json().state).toBe('ALLOCATING');
+    for (const payload of [undefined, 'null', '{}']) {
+      const headers = payload === undefined ? {} : { 'content-type': 'application/json' };
+      expect((await app.inject({ method: 'POST', url: '/_emulator/reset', headers, payload })).statusCode).toBe(200);
+    }
+    expect((await app.inject({ url: '/_emulator/lifecycles/grid/101' })).json().state).toBe('LOADED');
+  });
+
+  it("a state import or a sandbox's state with the fixtures' demo title is refused, naming it, and changes nothing", async () => {
+    ({ app } = await makeApp(fullSeed()));
+    const state = { ...(await exportState()), demo: { title: 'Another demo' } };
+    const message = "body: $.demo: the demo's title is the fixtures' (FIXTURES_DIR), read by the dashboard's presenter view; a state sent to a world cannot change it: leave demo out";
+    const imported = await app.inject({ method: 'PUT', url: '/_emulator/state', payload: { ...state, grids: [] } });
+    expect(imported.statusCode).toBe(400);
+    expect(imported.json().message).toBe(message);
+    expect((await exportState()).grids).toHaveLength(1);
+    const sandbox = await app.inject({ method: 'PUT', url: '/_emulator/sandboxes/w1', payload: state });
+    expect(sandbox.statusCode).toBe(400);
+    expect(sandbox.json().message).toBe(message);
+    expect((await app.inject({ url: '/_emulator/sandboxes/w1' })).statusCode).toBe(404);
+  });
+});
+
 describe('GET and PUT /_emulator/state', () => {
   it('exports a valid fixture set, which imports back to the same state', async () => {
     ({ app } = await makeApp(fullSeed()));

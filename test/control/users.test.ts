@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { TEST_USER, authSeed, makeApp, makeDemoApp } from '../helpers/app.js';
-import { MAX_LISTED_USERS } from '../../src/control/user-routes.js';
+import { MAX_LISTED_USERS } from '../../src/control/schemas.js';
 
 // GET /_emulator/users: whom a client (the dashboard) can sign in as in a world.
 

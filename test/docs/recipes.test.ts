@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -10,7 +10,8 @@ import { ROOT, blocks, read } from './markdown.js';
  * The test-framework recipes of docs/testing-recipes.md that can run here do: the vitest
  * recipe as a test file of this suite, the vitest recipe of one sandbox per worker the same
  * way against an embedded emulator, the pytest recipe with Python against an embedded
- * emulator when Python has pytest and requests.
+ * emulator when Python has pytest, with the Python package of clients/python (its plugin
+ * loaded with -p, the package found on PYTHONPATH as an installed one would be).
  */
 
 const PAGE = 'docs/testing-recipes.md';
@@ -81,20 +82,24 @@ describe('the sandbox-per-worker recipe', () => {
   });
 });
 
-const python = spawnSync('python3', ['-c', 'import pytest, requests'], { stdio: 'ignore' }).status === 0;
+// Debian's python3 when there is one (where apt installs pytest), else the first on PATH.
+const PYTHON = process.env.PYTHON ?? (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
+const python = spawnSync(PYTHON, ['-c', 'import pytest'], { stdio: 'ignore' }).status === 0;
 
 describe('the pytest recipe', () => {
   it.skipIf(!python)(
-    python ? 'passes against an embedded emulator' : 'skipped: python3 with pytest and requests is not installed here',
+    python ? 'passes against an embedded emulator' : `skipped: ${PYTHON} with pytest is not installed here`,
     async () => {
-      const emu = await startEmulator({ clock: new ManualClock() });
+      const emu = await startEmulator({ port: 0 });
       const dir = mkdtempSync(join(tmpdir(), 'docs-pytest-'));
       try {
-        writeFileSync(join(dir, 'test_emulator.py'), recipe('pytest'));
+        const text = recipe('pytest');
+        if (!text.includes('def test_') || !text.includes('(emulator)')) throw new Error(`${PAGE}: the pytest recipe no longer uses the plugin's emulator fixture`);
+        writeFileSync(join(dir, 'test_emulator.py'), text);
         const result = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
-          const child = spawn('python3', ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'test_emulator.py'], {
+          const child = spawn(PYTHON, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', '-p', 'cloud_emulator.pytest_plugin', 'test_emulator.py'], {
             cwd: dir,
-            env: { ...process.env, EMULATOR_URL: emu.url },
+            env: { ...process.env, CLOUD_EMULATOR_URL: emu.url, PYTHONPATH: join(ROOT, 'clients', 'python', 'src') },
           });
           let output = '';
           child.stdout.on('data', (d) => (output += d));
@@ -103,7 +108,7 @@ describe('the pytest recipe', () => {
           child.on('close', (code) => resolve({ code, output }));
         });
         expect(result.code, result.output).toBe(0);
-        expect(result.output).toMatch(/3 passed/);
+        expect(result.output).toMatch(/4 passed/);
       } finally {
         rmSync(dir, { recursive: true, force: true });
         await emu.close();

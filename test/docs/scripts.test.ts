@@ -128,7 +128,7 @@ function scriptFiles(): string[] {
 describe('the npm scripts the documentation names', () => {
   it('finds them: the README and docs/ name the commands of development.md', () => {
     const { scripts } = documented();
-    for (const name of ['test', 'test:quick', 'start', 'build', 'typecheck', 'soak', 'bench', 'fixtures:schema', 'fixtures:check', 'docs:config', 'test:container', 'test:browser']) {
+    for (const name of ['test', 'test:quick', 'start', 'build', 'typecheck', 'soak', 'bench', 'fixtures:schema', 'fixtures:check', 'docs:config', 'test:container', 'test:browser', 'test:python']) {
       expect(scripts, name).toContain(name);
     }
   });

@@ -28,6 +28,7 @@ const CLOUD = '/concerto/services/rest/CloudService/v1';
 const REPO = '/concerto/services/rest/RepositoryService/v1';
 const ANNOTATIONS = '/concerto/mpulse/api/annotations/v1';
 const ALERTS = '/concerto/mpulse/api/alerts';
+const QUERY = '/concerto/mpulse/api/v2';
 
 /** Every operation of interfaces.md section 4, the Repository calls and the control API. */
 const EXPECTED: Array<[string, string]> = [
@@ -142,6 +143,63 @@ describe('the OpenAPI document', () => {
     expect(secured('/_emulator/state', 'get')).toContain('AdminToken');
     expect((await app.inject({ url: '/_emulator/docs' })).statusCode).toBe(200);
     expect((await app.inject({ method: 'POST', url: '/_emulator/reset' })).statusCode).toBe(401);
+  });
+
+  it('declares every credential the server takes, and each operation lists exactly those its interface takes', async () => {
+    ({ app } = await makeDemoApp({ adminToken: 'sesame', alertsRequireToken: true }));
+    const doc = (await documentOf(app)) as Document & { components: { securitySchemes: Record<string, unknown> } };
+    expect(doc.components.securitySchemes).toEqual({
+      XAuthToken: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-Auth-Token' }),
+      Authentication: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'Authentication' }),
+      ApiToken: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+      Basic: expect.objectContaining({ type: 'http', scheme: 'basic' }),
+      AdminToken: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+    });
+    // docs/security.md, "Who can call what": any one of the listed credentials is enough.
+    const expected = (path: string): unknown[] | undefined => {
+      if (path.startsWith(`${REPO}/Objects`)) return [{ XAuthToken: [] }, { ApiToken: [] }, { Basic: [] }];
+      if (path.startsWith(`${REPO}/Tokens`) || path === '/_emulator/health') return undefined;
+      if (path.startsWith(CLOUD)) return [{ XAuthToken: [] }, { ApiToken: [] }];
+      if (path.startsWith(QUERY)) return [{ Authentication: [] }, { XAuthToken: [] }];
+      if (path === '/_emulator' || path.startsWith('/_emulator/')) return [{ AdminToken: [] }];
+      // The annotations, the alerts (ALERTS_REQUIRE_TOKEN is set), compositions and results.
+      return [{ XAuthToken: [] }];
+    };
+    const checked = new Set<string>();
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        expect(operation.security, `${method} ${path}`).toEqual(expected(path));
+        checked.add(JSON.stringify(expected(path) ?? []));
+      }
+    }
+    // Every kind of operation above is in the document.
+    expect(checked.size).toBe(6);
+  });
+
+  it('lists for an operation the credentials the server takes there, and no other', async () => {
+    ({ app } = await makeDemoApp());
+    const doc = await documentOf(app);
+    const CREDENTIALS: Record<string, Record<string, string>> = {
+      XAuthToken: { 'x-auth-token': 'demo-token' },
+      Authentication: { authentication: 'demo-token' },
+      ApiToken: { authorization: 'Bearer demo-api-token' },
+      Basic: { authorization: `Basic ${Buffer.from('demo@example.com:demo').toString('base64')}` },
+    };
+    const reads: Array<[string, string]> = [
+      [`${REPO}/Objects/license`, `${REPO}/Objects/{}`],
+      [`${CLOUD}/grid/101`, `${CLOUD}/grid/{}`],
+      [ANNOTATIONS, ANNOTATIONS],
+      [`${QUERY}/SHOP9-X4T7K-M2QRB-V8DNE-H5WZC/summary?format=json`, `${QUERY}/{}/summary`],
+    ];
+    for (const [url, documented] of reads) {
+      const path = Object.keys(doc.paths).find((p) => shape(p) === documented);
+      expect(path, documented).toBeDefined();
+      const listed = (doc.paths[path!].get.security ?? []).map((requirement) => Object.keys(requirement as object)[0]);
+      for (const [scheme, headers] of Object.entries(CREDENTIALS)) {
+        const { statusCode } = await app.inject({ url, headers });
+        expect({ url, scheme, taken: statusCode === 200 }).toEqual({ url, scheme, taken: listed.includes(scheme) });
+      }
+    }
   });
 
   it('is the same document the reference page loads', async () => {

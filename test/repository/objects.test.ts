@@ -207,7 +207,7 @@ describe('create (repository.js: PUT Objects)', () => {
     expect(app.world.counts().objects).toBe(before);
   });
 
-  it('bounds what is stored by REPOSITORY_MAX_BYTES: past it a create is a 503 and nothing is kept', async () => {
+  it('bounds what is stored by REPOSITORY_MAX_BYTES: past it a create is a 507, as every other storage bound, and nothing is kept', async () => {
     ({ app } = await makeDemoApp());
     const held = app.world.stores.repository.objects.size;
     await app.close();
@@ -216,7 +216,7 @@ describe('create (repository.js: PUT Objects)', () => {
       app.inject({ method: 'PUT', url: `${REPO}/Objects`, headers: { ...DEMO, ...JSON_TYPE }, payload: JSON.stringify({ type: 'boomerang', name, body }) });
     expect((await put('small', '<B/>')).statusCode).toBe(200);
     const big = await put('big', `<B>${'x'.repeat(400)}</B>`);
-    expect(big.statusCode).toBe(503);
+    expect(big.statusCode).toBe(507);
     expect(big.json().message).toMatch(/REPOSITORY_MAX_BYTES is \d+: delete objects first/);
     const list = await app.inject({ url: `${REPO}/Objects/boomerang`, headers: DEMO });
     expect(list.json().objects.map((o: Obj) => o.name)).toEqual(['boomerang-1.737.0', 'small']);

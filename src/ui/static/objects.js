@@ -1,6 +1,7 @@
 // Repository objects: one type's objects as the Objects call lists them, filtered by name or
-// by attributes, each with its attributes and its XML body. Read when asked (the type, the
-// search box, the reload button), and when the event stream reports a change: objects change only when someone changes them.
+// by attributes, each with its attributes, the objects it references and its XML body. Read
+// when asked (the type, the search box, the reload button), and when the event stream reports
+// a change: objects change only when someone changes them.
 import { api } from './api.js';
 import { $, h, toast } from './dom.js';
 import { dateTime, objectQuery } from './format.js';
@@ -41,6 +42,7 @@ function renderObjects(objects) {
               o.description ? h('span', { class: 'muted' }, ` — ${o.description}`) : null,
               h('br'),
               h('span', { class: 'small mono' }, o.attributes.map((a) => `${a.name}=${a.value ?? 'null'}`).join('  ')),
+              referenceLines(o.references),
               h('br'),
               h('span', { class: 'small muted' }, `modified ${dateTime(Date.parse(o.lastModified))}`),
               o.body ? h('details', {}, h('summary', { class: 'small' }, 'body'), h('pre', { class: 'small mono' }, o.body)) : null,
@@ -49,4 +51,21 @@ function renderObjects(objects) {
         )
       : [h('li', { class: 'empty' }, 'no objects match')]),
   );
+}
+
+/** The objects one references (its `references`), a line each: type, name, id and internalID. */
+function referenceLines(references = []) {
+  return references.flatMap((r) => [
+    h('br'),
+    h(
+      'span',
+      { class: 'small', dataset: { reference: `${r.type}:${r.id}` } },
+      'uses ',
+      h('span', { class: 'mono' }, r.type),
+      ' ',
+      h('b', {}, r.name),
+      h('span', { class: 'mono muted' }, ` #${r.id}`),
+      r.internalID ? h('span', { class: 'mono muted' }, ` internalID=${r.internalID}`) : null,
+    ),
+  ]);
 }

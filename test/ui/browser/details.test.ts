@@ -7,6 +7,7 @@ import { HAVE_CHROMIUM, launchBrowser, serveDemo, waitForText, waitUntil, watchP
 // emulator and tab; the browser speaks en-US, whose own time format is 12-hour.
 
 const CLOUD = '/concerto/services/rest/CloudService/v1';
+const REPOSITORY = '/concerto/services/rest/RepositoryService/v1';
 const TOKEN = { 'x-auth-token': 'demo-token' };
 /** --failed in style.css. */
 const RED = 'rgb(198, 40, 40)';
@@ -148,5 +149,26 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard details', () => {
     const after = await shown();
     await page.waitForTimeout(1500);
     expect(await shown()).toEqual(after);
+  });
+
+  it("lists each repository object's references (type, name, id, internalID), and follows a change to them", { timeout: 60_000 }, async () => {
+    await open();
+    const domain = page.locator('#obj-list li[data-object="12345"]');
+    await waitForText(domain, 'www.example.com');
+    expect(await domain.locator('[data-reference]').count()).toBe(0);
+
+    const setReferences = async (references: object[]) => {
+      const answer = await served.app.inject({ method: 'POST', url: `${REPOSITORY}/Objects/domain/12345`, headers: TOKEN, payload: { references } });
+      expect(answer.statusCode).toBe(204);
+    };
+    await setReferences([{ name: 'boomerang-1.737.0', type: 'boomerang', internalID: 'boomr' }]);
+    const reference = domain.locator('[data-reference="boomerang:9101"]');
+    await waitForText(reference, 'boomerang-1.737.0');
+    expect(await reference.textContent()).toBe('uses boomerang boomerang-1.737.0 #9101 internalID=boomr');
+    // The other domain references nothing, and shows no reference.
+    expect(await page.locator('#obj-list li[data-object="12346"] [data-reference]').count()).toBe(0);
+
+    await setReferences([]);
+    await waitUntil('the removed reference is gone', async () => (await domain.locator('[data-reference]').count()) === 0);
   });
 });
