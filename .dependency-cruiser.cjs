@@ -1,6 +1,8 @@
 // The import rules of src/ (see the README's development section): no circle, and every
 // arrow points down a floor. From the top:
 //   index.ts, cli/            the package entry and the process entry
+//   client/, testcontainers/, mcp/
+//                             the typed client, the container module, the MCP server
 //   app.ts                    the composition root
 //   control/, ui/             the emulator's own HTTP faces
 //   interfaces.ts, state.ts, state-schema.ts, state-worker.ts, fixture-schema.ts
@@ -27,14 +29,14 @@ module.exports = {
     forbid('interfaces-stay-apart', 'an interface imports core/, http/ and its own folder, never another interface or anything above', `${INTERFACES}`, '^src/', {
       to: { pathNot: ['^src/(core/|config\\.ts|http/)', '^src/$1/'] },
     }),
-    forbid('world-has-no-http', 'world/ is the HTTP-free emulated world', '^src/world/', '^src/(http|control|ui|cli)/|^src/(app|index)\\.ts'),
+    forbid('world-has-no-http', 'world/ is the HTTP-free emulated world', '^src/world/', '^src/(http|control|ui|cli|mcp)/|^src/(app|index)\\.ts'),
     forbid('world-knows-no-interface', 'world/ is handed the list of interfaces (src/interfaces.ts); it never imports one', '^src/world/', `${INTERFACES}|${LIST}`),
-    forbid('list-below-faces', 'the list of interfaces is read by control/, ui/ and app.ts, never the other way round', LIST, '^src/(control|ui|cli|client|testcontainers)/|^src/(app|index)\\.ts$'),
+    forbid('list-below-faces', 'the list of interfaces is read by control/, ui/ and app.ts, never the other way round', LIST, '^src/(control|ui|cli|client|testcontainers|mcp)/|^src/(app|index)\\.ts$'),
     forbid('world-no-fastify', 'world/ is the HTTP-free emulated world', '^src/world/', FASTIFY),
     forbid('domain-no-http', 'stores, the world and core/ throw DomainError (core/errors.ts) only; http/errors.ts alone maps it to a status', `^src/(core/|world/|config\\.ts)|${INTERFACES}(?!routes|guard|interface)[^/]+\\.ts$`, '^src/http/'),
     forbid('stores-no-fastify', 'stores and schemas know nothing of HTTP', `${INTERFACES}(?!routes|guard|interface)[^/]+\\.ts$`, FASTIFY),
-    forbid('faces-below-app', 'control/ and ui/ are wired by app.ts, never the other way round', '^src/(control|ui)/', '^src/(cli/|app\\.ts|index\\.ts)'),
-    forbid('app-below-entries', 'app.ts is below the package and process entries', '^src/app\\.ts', '^src/(cli/|index\\.ts)'),
+    forbid('faces-below-app', 'control/ and ui/ are wired by app.ts, never the other way round', '^src/(control|ui)/', '^src/(cli|mcp)/|^src/(app|index)\\.ts'),
+    forbid('app-below-entries', 'app.ts is below the package and process entries', '^src/app\\.ts', '^src/(cli|mcp)/|^src/index\\.ts'),
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

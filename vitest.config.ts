@@ -8,6 +8,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 export const SLOW = [
   'test/cli/shutdown.test.ts', // spawns the built server and sends it SIGTERM
   'test/cli/process.test.ts', // spawns the built command under npx and under parents that go away
+  'test/mcp/stdio.test.ts', // spawns the built command's MCP server over stdio
   'test/package/client-types.test.ts', // compiles a project against the built package's declarations, every library file checked
   'test/world/state-worker.test.ts', // starts worker threads on the TypeScript sources
   'test/http/timeouts.test.ts', // waits for real socket timeouts

@@ -11,7 +11,8 @@
 //   BENCH_STARTS       start-ups measured per seed, alternating with the bare baseline's, median reported (default 10)
 //   BENCH_RESETS       resets measured, median reported (default 100)
 //   BENCH_ONLY         comma-separated case ids to run (default: all)
-//   BENCH_PARTS        comma-separated parts to run: startup, throughput, hooks, reset, stall, image, sandboxes, events (default: all)
+//   BENCH_PARTS        comma-separated parts to run: startup, throughput, hooks, reset, stall, image, sandboxes, events, query (default: all)
+//   BENCH_QUERY_ROUNDS cold Query API answers timed per range, median reported (default 15)
 //   BENCH_HOOKS        comma-separated rows of the hooks table to run, by hook name (default: all)
 //   BENCH_SANDBOX_OPS  sandbox creates (and as many deletes) timed over HTTP (default 500)
 //   BENCH_SANDBOX_ROUNDS  alternating rounds of the sandbox/default-world grid read (default 5)
@@ -40,6 +41,7 @@ import { resetMemoryBench } from './reset-memory.mjs';
 import { sandboxBench } from './sandboxes.mjs';
 import { stallBench } from './stall.mjs';
 import { eventsBench } from './events.mjs';
+import { queryBench } from './query.mjs';
 import { alternateStarts, bareSide } from './startup.mjs';
 import { LARGE_SEED, writeSeed } from './seeds.mjs';
 import { CASES, NO_LIMIT } from './cases.mjs';
@@ -57,7 +59,7 @@ const RESETS = Math.round(num('BENCH_RESETS', 100));
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((s) => s.trim())) : undefined;
 const SANDBOX_OPS = Math.round(num('BENCH_SANDBOX_OPS', 500));
 const SANDBOX_ROUNDS = Math.max(1, Math.round(num('BENCH_SANDBOX_ROUNDS', 5)));
-const ALL_PARTS = ['startup', 'throughput', 'hooks', 'reset', 'stall', 'image', 'sandboxes', 'events'];
+const ALL_PARTS = ['startup', 'throughput', 'hooks', 'reset', 'stall', 'image', 'sandboxes', 'events', 'query'];
 const PARTS = new Set(process.env.BENCH_PARTS ? process.env.BENCH_PARTS.split(',').map((s) => s.trim()) : ALL_PARTS);
 for (const part of PARTS) {
   if (!ALL_PARTS.includes(part)) throw new Error(`BENCH_PARTS: unknown part '${part}' (known: ${ALL_PARTS.join(', ')})`);
@@ -303,6 +305,12 @@ async function main() {
     if (PARTS.has('events')) {
       log('event stream (open streams, an advance to 10 listeners, reads while listening) ...');
       goalRows.push(...(await eventsBench({ env: { RATE_LIMIT_MAX: NO_LIMIT }, log: (line) => log(`  ${line}`) })));
+    }
+
+    // --- The Query API's cold answers (bench/query.mjs) --------------------------------------
+    if (PARTS.has('query')) {
+      log('Query API, cold answers of long ranges (a reset before each) ...');
+      goalRows.push(...(await queryBench({ env: { RATE_LIMIT_MAX: NO_LIMIT }, rounds: Math.round(num('BENCH_QUERY_ROUNDS', 15)), log: (line) => log(`  ${line}`) })));
     }
 
     // --- The container image ----------------------------------------------------------------

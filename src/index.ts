@@ -9,6 +9,7 @@ import { FixtureError, MAX_CHECKED_PROBLEMS, ignoredText } from './core/fixtures
 import type { FolderReport } from './world/state.js';
 import { clockNote } from './world/seed-watch.js';
 import { loadSerializerCompilerSoon } from './http/compile-on-first-use.js';
+import { mcpRoutes } from './mcp/routes.js';
 
 export { buildApp, type BuildAppOptions } from './app.js';
 export { ConfigError, ConfigSchema, SETTINGS, loadConfig, type Config, type ConfigKey, type SettingInfo } from './config.js';
@@ -132,6 +133,9 @@ export async function launch(
   // A fixture clock (an export's) is used or not as SEED_CLOCK says: said, so that it is not ignored without a word.
   if (report?.state?.clock && report.clockFile !== undefined) app.log.info(clockNote(report.clockFile, report.state.clock, config.seedClock));
   if (report || unreadable) app.seedWatch?.begin(report, unreadable);
+  // The MCP endpoint of a running server: its sessions call this server at the address it listens on.
+  let url = '';
+  await app.register(mcpRoutes, { url: () => url });
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
@@ -139,7 +143,7 @@ export async function launch(
     throw err;
   }
   loadSerializerCompilerSoon();
-  const url = baseUrl(app.server.address() as AddressInfo);
+  url = baseUrl(app.server.address() as AddressInfo);
   const { world } = app;
   return {
     url,

@@ -15,8 +15,52 @@ export class UsageError extends Error {
 export type Command =
   | { kind: 'serve'; overrides: Partial<Record<ConfigKey, string | boolean>> }
   | { kind: 'check'; overrides: Partial<Record<ConfigKey, string | boolean>>; dir?: string }
+  | { kind: 'mcp'; options: McpOptions }
   | { kind: 'help' }
   | { kind: 'version' };
+
+/** `cloud-emulator mcp`: the emulator it steers, the admin token, and the world of its session. */
+export interface McpOptions {
+  url: string;
+  adminToken?: string;
+  /** A sandbox by name; null: the default world; absent: a sandbox of its own. */
+  sandbox?: string | null;
+}
+
+/** Where `cloud-emulator mcp` finds the emulator unless told: where a start with the default settings listens. */
+export const DEFAULT_MCP_URL = `http://${SETTINGS.find((s) => s.key === 'host')!.default}:${SETTINGS.find((s) => s.key === 'port')!.default}`;
+
+/**
+ * Parses what follows `mcp`: `--url URL`, `--admin-token TOKEN`, `--sandbox NAME`,
+ * `--default-world` (each `--flag value` or `--flag=value`); EMULATOR_URL and ADMIN_TOKEN
+ * are read from `env` when the options are not given.
+ */
+export function parseMcpArgs(argv: readonly string[], env: Record<string, string | undefined>): Command {
+  const given: Record<string, string | true> = {};
+  const flags = ['url', 'admin-token', 'sandbox', 'default-world'];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '-h' || arg === '--help') return { kind: 'help' };
+    if (!arg.startsWith('--')) throw new UsageError(`unexpected argument '${arg}' after 'mcp' (see --help)`);
+    const eq = arg.indexOf('=');
+    const name = arg.slice(2, eq === -1 ? undefined : eq);
+    if (!flags.includes(name)) throw new UsageError(`unknown option '--${name}' of 'mcp'${didYouMean(name, flags).replace("'", "'--")}: it takes --url, --admin-token, --sandbox, --default-world`);
+    if (name === 'default-world') {
+      if (eq !== -1) throw new UsageError("option '--default-world' takes no value");
+      given[name] = true;
+      continue;
+    }
+    const value = eq === -1 ? argv[++i] : arg.slice(eq + 1);
+    if (value === undefined || value === '') throw new UsageError(`option '--${name}' needs a value`);
+    given[name] = value;
+  }
+  if (given.sandbox !== undefined && given['default-world']) throw new UsageError("give --sandbox or --default-world, not both");
+  const url = (given.url as string | undefined) ?? env.EMULATOR_URL ?? DEFAULT_MCP_URL;
+  if (!/^https?:\/\/[^/]/.test(url)) throw new UsageError(`--url '${url}' is not an http:// or https:// URL`);
+  const adminToken = (given['admin-token'] as string | undefined) ?? (env.ADMIN_TOKEN || undefined);
+  const sandbox = given['default-world'] ? null : (given.sandbox as string | undefined);
+  return { kind: 'mcp', options: { url: url.replace(/\/+$/, ''), ...(adminToken !== undefined ? { adminToken } : {}), ...(sandbox !== undefined ? { sandbox } : {}) } };
+}
 
 const BY_FLAG = new Map(SETTINGS.map((s) => [s.flag, s]));
 
@@ -71,7 +115,7 @@ export function parseArgs(argv: readonly string[]): Command {
     return { kind: 'check', overrides, dir: positional[1] };
   }
   if (positional.length) {
-    throw new UsageError(`unexpected argument '${positional[0]}': options start with -- and the commands are 'check', 'record' and 'verify', each first (see --help)`);
+    throw new UsageError(`unexpected argument '${positional[0]}': options start with -- and the commands are 'check', 'record', 'verify' and 'mcp', each first (see --help)`);
   }
   return { kind: 'serve', overrides };
 }
@@ -136,6 +180,16 @@ Usage:
                                         answers differ by JSON path; exit: 0 none but
                                         ignored ones, 1 differences, 2 bad input
                                         (docs/parity.md)
+  cloud-emulator mcp [mcp options]      a Model Context Protocol server over stdio, for
+                                        coding agents, steering a running emulator; the
+                                        same server is at http://HOST:PORT${PATHS.control}/mcp
+
+MCP options:
+  --url <text>          the emulator (env EMULATOR_URL, default: ${DEFAULT_MCP_URL})
+  --admin-token <text>  its ADMIN_TOKEN, when it has one (env ADMIN_TOKEN)
+  --sandbox <text>      work in this sandbox, created when missing (default: a sandbox
+                        of the session's own, deleted when it ends)
+  --default-world       work in the emulator's default world, in no sandbox
 
 Options (each may also be set by its environment variable; the option wins):
 ${options}

@@ -4,7 +4,7 @@ import { MAX_CHECKED_PROBLEMS, ignoredText } from '../core/fixtures.js';
 import { wallClock } from '../core/clock.js';
 import { version } from '../config.js';
 import { clockNote } from '../world/seed-watch.js';
-import { helpText, parseArgs, UsageError } from './args.js';
+import { helpText, parseArgs, parseMcpArgs, UsageError } from './args.js';
 import { serve, userFacingStartupError } from './serve.js';
 import { parseRecordArgs, parseVerifyArgs } from './parity-args.js';
 import { runRecord, runVerify } from './parity.js';
@@ -39,7 +39,7 @@ export async function runCli(
     if ((argv[0] === 'record' || argv[0] === 'verify') && !argv.includes('--help') && !argv.includes('-h')) {
       return argv[0] === 'record' ? await runRecord(parseRecordArgs(argv.slice(1)), output) : await runVerify(parseVerifyArgs(argv.slice(1)), output);
     }
-    const command = parseArgs(argv);
+    const command = argv[0] === 'mcp' ? parseMcpArgs(argv.slice(1), env) : parseArgs(argv);
     switch (command.kind) {
       case 'help':
         output.out(helpText());
@@ -69,6 +69,12 @@ export async function runCli(
         if (state.clock && report.clockFile !== undefined) output.err(`cloud-emulator: note: ${clockNote(report.clockFile, state.clock, config.seedClock)}\n`);
         const counts = SECTION_NAMES.filter((name) => state[name].length).map((name) => `${state[name].length} ${name}`);
         output.out(`OK ${dir}: ${counts.join(', ') || 'empty'}\n`);
+        return 0;
+      }
+      case 'mcp': {
+        // The SDK is loaded by this command alone.
+        const { serveStdio } = await import('../mcp/stdio.js');
+        await serveStdio(command.options);
         return 0;
       }
       case 'serve':

@@ -22,7 +22,7 @@ export const alertControlRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<Worl
   /** GET /_emulator/alerts: every alert with its state and fire/clear history. */
   app.get(
     '/alerts',
-    { schema: { tags: ['Control'], summary: 'Every alert with its state and fire/clear history', response: { 200: Type.Array(AlertSeedSchema) } } },
+    { schema: { tags: ['Control'], operationId: 'listAlerts', summary: 'Every alert with its state and fire/clear history', response: { 200: Type.Array(AlertSeedSchema) } } },
     async (request) => world(request).stores.alerts.list(),
   );
 
@@ -32,7 +32,7 @@ export const alertControlRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<Worl
     {
       schema: {
         tags: ['Control'],
-        summary: 'One alert with its fire/clear history and its latest deliveries',
+        operationId: 'getAlert', summary: 'One alert with its fire/clear history and its latest deliveries',
         params: AlertParamsSchema,
         response: { 200: AlertWithDeliveriesSchema, 404: ErrorBodySchema },
       },
@@ -50,7 +50,7 @@ export const alertControlRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<Worl
     {
       schema: {
         tags: ['Control'],
-        summary: 'Enable or disable an alert (a disabled one answers 409 to fire and clear)',
+        operationId: 'setAlertEnabled', summary: 'Enable or disable an alert (a disabled one answers 409 to fire and clear)',
         params: AlertParamsSchema,
         body: AlertPatchBodySchema,
         response: { 200: AlertSeedSchema, 400: ErrorBodySchema, 404: ErrorBodySchema },

@@ -44,7 +44,7 @@ export const clockRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
   /** GET /_emulator/clock: emulated time, scale, frozen, and the next lifecycle transition. */
   app.get(
     '/clock',
-    { schema: { tags: ['Control'], summary: 'Read the emulated clock', response: { 200: ClockStatusSchema } } },
+    { schema: { tags: ['Control'], operationId: 'getClock', summary: 'Read the emulated clock', response: { 200: ClockStatusSchema } } },
     async (request) => clockStatus(world(request)),
   );
 
@@ -54,7 +54,7 @@ export const clockRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
     {
       schema: {
         tags: ['Control'],
-        summary: 'Set the clock scale (1 real time, >1 faster, <1 slower) or freeze it',
+        operationId: 'setClock', summary: 'Set the clock scale (1 real time, >1 faster, <1 slower) or freeze it',
         body: ClockSettingsBodySchema,
         response: { 200: ClockStatusSchema, 400: ErrorBodySchema },
       },
@@ -73,7 +73,7 @@ export const clockRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
     {
       schema: {
         tags: ['Control'],
-        summary: 'Move time forward: {"ms":N}, {"to":"next"|instant} or {"until":{"kind","id"}} (until that resource settles)',
+        operationId: 'advanceClock', summary: 'Move time forward: {"ms":N}, {"to":"next"|instant} or {"until":{"kind","id"}} (until that resource settles)',
         body: AdvanceBodySchema,
         response: { 200: AdvanceResultSchema, 400: ErrorBodySchema, 404: ErrorBodySchema },
       },

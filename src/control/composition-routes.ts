@@ -11,7 +11,7 @@ export const compositionControlRoutes: FastifyPluginAsyncTypebox<{ world: StoreO
   /** GET /_emulator/compositions: the compositions of the fixtures, with their size (the dashboard lists them). */
   app.get(
     '/compositions',
-    { schema: { tags: ['Control'], summary: 'List the compositions: full path, duration, virtual users, load servers', response: { 200: CompositionListSchema } } },
+    { schema: { tags: ['Control'], operationId: 'listCompositions', summary: 'List the compositions: full path, duration, virtual users, load servers', response: { 200: CompositionListSchema } } },
     async (request) => world(request).stores.compositions.catalog(),
   );
 
@@ -21,7 +21,7 @@ export const compositionControlRoutes: FastifyPluginAsyncTypebox<{ world: StoreO
     {
       schema: {
         tags: ['Control'],
-        summary: "List every composition instance (as GET a composition answers, less url) with its result's message counts",
+        operationId: 'listCompositionInstances', summary: "List every composition instance (as GET a composition answers, less url) with its result's message counts",
         response: { 200: InstanceOverviewSchema },
       },
     },
@@ -34,7 +34,7 @@ export const compositionControlRoutes: FastifyPluginAsyncTypebox<{ world: StoreO
     {
       schema: {
         tags: ['Control'],
-        summary: 'Choose how the next play of a composition ends (Completed, Failed, Stopped), when, and its error factor',
+        operationId: 'setNextPlay', summary: 'Choose how the next play of a composition ends (Completed, Failed, Stopped), when, and its error factor',
         body: NextPlayBodySchema,
         response: { 200: NextPlayBodySchema, 400: ErrorBodySchema, 404: ErrorBodySchema },
       },

@@ -14,7 +14,7 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }
     {
       schema: {
         tags: ['Control'],
-        summary: 'Alert deliveries, newest first, a page at a time (limit, before); filter by alert, channel, status',
+        operationId: 'listDeliveries', summary: 'Alert deliveries, newest first, a page at a time (limit, before); filter by alert, channel, status',
         querystring: DeliveryQuerySchema,
         response: { 200: DeliveryListSchema, 400: ErrorBodySchema },
       },

@@ -98,7 +98,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
       },
       schema: {
         tags: ['Control'],
-        summary: 'Server-Sent Events of the world: lifecycle transitions, annotations, alerts, objects, resets, the clock, fault rules, sandboxes',
+        operationId: 'streamEvents', summary: 'Server-Sent Events of the world: lifecycle transitions, annotations, alerts, objects, resets, the clock, fault rules, sandboxes',
         querystring: EventQuerySchema,
         response: {
           200: { description: 'text/event-stream: `id`, `event` and one JSON `data` line per event; heartbeats as comments', content: { 'text/event-stream': { schema: Type.String() } } },

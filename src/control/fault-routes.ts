@@ -19,7 +19,7 @@ export const faultRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
     {
       schema: {
         tags: ['Control'],
-        summary: 'Add a fault rule (status, latency or drop for matching requests)',
+        operationId: 'addFault', summary: 'Add a fault rule (status, latency or drop for matching requests)',
         body: FaultRuleInputSchema,
         response: { 201: FaultRuleSchema, 400: ErrorBodySchema, 409: ErrorBodySchema },
       },
@@ -33,14 +33,14 @@ export const faultRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
   /** GET /_emulator/faults: every rule, with how often it matched and fired and what is left. */
   app.get(
     '/faults',
-    { schema: { tags: ['Control'], summary: 'List fault rules', response: { 200: Type.Array(FaultRuleSchema) } } },
+    { schema: { tags: ['Control'], operationId: 'listFaults', summary: 'List fault rules', response: { 200: Type.Array(FaultRuleSchema) } } },
     async (request) => world(request).faults.list(),
   );
 
   /** DELETE /_emulator/faults: remove every rule. */
   app.delete(
     '/faults',
-    { schema: { tags: ['Control'], summary: 'Remove every fault rule', response: { 204: Type.Null() } } },
+    { schema: { tags: ['Control'], operationId: 'clearFaults', summary: 'Remove every fault rule', response: { 204: Type.Null() } } },
     async (request, reply) => {
       world(request).faults.clear();
       return reply.code(204).send(null);
@@ -53,7 +53,7 @@ export const faultRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
     {
       schema: {
         tags: ['Control'],
-        summary: 'Read one fault rule',
+        operationId: 'getFault', summary: 'Read one fault rule',
         params: FaultIdParamsSchema,
         response: { 200: FaultRuleSchema, 404: ErrorBodySchema },
       },
@@ -71,7 +71,7 @@ export const faultRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
     {
       schema: {
         tags: ['Control'],
-        summary: 'Remove one fault rule',
+        operationId: 'deleteFault', summary: 'Remove one fault rule',
         params: FaultIdParamsSchema,
         response: { 204: Type.Null(), 404: ErrorBodySchema },
       },

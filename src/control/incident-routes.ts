@@ -15,7 +15,7 @@ export const incidentControlRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<W
     {
       schema: {
         tags,
-        summary: 'The apps of the Query API: each domain with its app key',
+        operationId: 'listApps', summary: 'The apps of the Query API: each domain with its app key',
         response: {
           200: Type.Array(Type.Object({ domainId: Type.Integer(), name: Type.String(), apiKey: Type.String() }, { additionalProperties: false })),
         },
@@ -27,7 +27,7 @@ export const incidentControlRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<W
   /** GET /_emulator/incidents: every incident, with absolute times. */
   app.get(
     '/incidents',
-    { schema: { tags, summary: "Every incident bending the Query API's numbers", response: { 200: Type.Array(IncidentSchema) } } },
+    { schema: { tags, operationId: 'listIncidents', summary: "Every incident bending the Query API's numbers", response: { 200: Type.Array(IncidentSchema) } } },
     async (request) => world(request).stores.query.listIncidents(),
   );
 
@@ -37,7 +37,7 @@ export const incidentControlRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<W
     {
       schema: {
         tags,
-        summary: "Add an incident to a domain's real-user data",
+        operationId: 'addIncident', summary: "Add an incident to a domain's real-user data",
         body: IncidentCreateBodySchema,
         response: { 201: IncidentSchema, 400: ErrorBodySchema, 409: ErrorBodySchema },
       },
@@ -51,7 +51,7 @@ export const incidentControlRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<W
     {
       schema: {
         tags,
-        summary: 'Remove an incident',
+        operationId: 'deleteIncident', summary: 'Remove an incident',
         params: Type.Object({ id: Type.String() }),
         response: { 204: Type.Null(), 400: ErrorBodySchema, 404: ErrorBodySchema },
       },

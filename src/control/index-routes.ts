@@ -45,7 +45,7 @@ export const controlIndexRoutes: FastifyPluginAsyncTypebox<{ operations: readonl
   /** GET /_emulator: what the control API offers. */
   app.get(
     '/',
-    { schema: { tags: ['Control'], summary: 'An index of the control API: every operation with its summary', response: { 200: ControlIndexSchema } } },
+    { schema: { tags: ['Control'], operationId: 'controlIndex', summary: 'An index of the control API: every operation with its summary', response: { 200: ControlIndexSchema } } },
     async () => ({ operations: [...operations], openapi: PATHS.openapi, docs: PATHS.docs }),
   );
   refuseOthers();

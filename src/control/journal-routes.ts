@@ -42,7 +42,7 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }>
     {
       schema: {
         tags: ['Control'],
-        summary: 'Recent requests, newest first, a page at a time (limit, before); filter by method, pathPrefix, status (503 or 5xx)',
+        operationId: 'listJournal', summary: 'Recent requests, newest first, a page at a time (limit, before); filter by method, pathPrefix, status (503 or 5xx)',
         querystring: JournalQuerySchema,
         response: { 200: JournalListSchema },
       },
@@ -57,7 +57,7 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }>
   /** DELETE /_emulator/journal: forget every recorded request. */
   app.delete(
     '/journal',
-    { schema: { tags: ['Control'], summary: 'Clear the journal', response: { 204: Type.Null() } } },
+    { schema: { tags: ['Control'], operationId: 'clearJournal', summary: 'Clear the journal', response: { 204: Type.Null() } } },
     async (request, reply) => {
       world(request).journal.clear();
       return reply.code(204).send(null);
@@ -70,7 +70,7 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }>
     {
       schema: {
         tags: ['Control'],
-        summary: 'Count the requests held that match (method, path glob, query, header, bodyContains, bodyJson, status)',
+        operationId: 'countRequests', summary: 'Count the requests held that match (method, path glob, query, header, bodyContains, bodyJson, status)',
         body: JournalMatcherSchema,
         response: { 200: JournalCountSchema, 400: ErrorBodySchema },
       },
@@ -88,7 +88,7 @@ export const journalRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }>
     {
       schema: {
         tags: ['Control'],
-        summary: 'The requests held that match, newest first, with headers and bodies',
+        operationId: 'findRequests', summary: 'The requests held that match, newest first, with headers and bodies',
         body: JournalFindBodySchema,
         response: { 200: JournalFoundSchema, 400: ErrorBodySchema },
       },

@@ -47,14 +47,14 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandboxes: Sandboxes; wo
   /** GET /_emulator/sandboxes: every sandbox with its counts. */
   app.get(
     '/sandboxes',
-    { schema: { tags: ['Control'], summary: 'List the sandboxes (isolated worlds under /sandbox/<name>)', response: { 200: SandboxListSchema } } },
+    { schema: { tags: ['Control'], operationId: 'listSandboxes', summary: 'List the sandboxes (isolated worlds under /sandbox/<name>)', response: { 200: SandboxListSchema } } },
     async () => ({ sandboxes: sandboxes.list(), max: sandboxes.max, mode: sandboxes.mode }),
   );
 
   /** GET /_emulator/sandboxes/<name>: one sandbox's summary. */
   app.get(
     '/sandboxes/:name',
-    { schema: { tags: ['Control'], summary: "One sandbox's summary", params: NameParamsSchema, response: { 200: SandboxSummarySchema, 404: ErrorBodySchema } } },
+    { schema: { tags: ['Control'], operationId: 'getSandbox', summary: "One sandbox's summary", params: NameParamsSchema, response: { 200: SandboxSummarySchema, 404: ErrorBodySchema } } },
     async (request) => {
       const summary = sandboxes.summaryOf(nameOf(request));
       if (!summary) throw missing(`no sandbox '${nameOf(request)}'`);
@@ -73,7 +73,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandboxes: Sandboxes; wo
         validatorCompiler: () => (data: unknown) => ({ value: data }),
         schema: {
           tags: ['Control'],
-          summary: 'Create (201) or replace (200) a sandbox: no body = from the seed; a body = a state in the export format',
+          operationId: 'putSandbox', summary: 'Create (201) or replace (200) a sandbox: no body = from the seed; a body = a state in the export format',
           params: NameParamsSchema,
           querystring: ClockModeQuerySchema,
           body: Type.Optional(StateSchema),
@@ -107,7 +107,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandboxes: Sandboxes; wo
   /** DELETE /_emulator/sandboxes/<name>: gone; a later request to the name (auto mode) starts afresh. */
   app.delete(
     '/sandboxes/:name',
-    { schema: { tags: ['Control'], summary: 'Delete a sandbox', params: NameParamsSchema, response: { 204: Type.Null(), 404: ErrorBodySchema } } },
+    { schema: { tags: ['Control'], operationId: 'deleteSandbox', summary: 'Delete a sandbox', params: NameParamsSchema, response: { 204: Type.Null(), 404: ErrorBodySchema } } },
     async (request, reply) => {
       if (!sandboxes.delete(nameOf(request))) throw missing(`no sandbox '${nameOf(request)}'`);
       return reply.code(204).send(null);

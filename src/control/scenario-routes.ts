@@ -38,7 +38,7 @@ export const scenarioRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }
   /** GET /_emulator/lifecycles: every lifecycle table, and each resource's state and next transition. */
   app.get(
     '/lifecycles',
-    { schema: { tags: ['Control'], summary: 'Lifecycle tables, durations, and where every resource is', response: { 200: LifecyclesSchema } } },
+    { schema: { tags: ['Control'], operationId: 'listLifecycles', summary: 'Lifecycle tables, durations, and where every resource is', response: { 200: LifecyclesSchema } } },
     async (request) => {
       const { provisioning } = world(request).stores;
       const { tables, resources } = provisioning.lifecycles();
@@ -61,7 +61,7 @@ export const scenarioRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }
     {
       schema: {
         tags: ['Control'],
-        summary: "One resource's lifecycle position",
+        operationId: 'getLifecycle', summary: "One resource's lifecycle position",
         params: ResourceParamsSchema,
         response: { 200: ResourceLifecycleSchema, ...errors(400, 404) },
       },
@@ -78,7 +78,7 @@ export const scenarioRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }
     {
       schema: {
         tags: ['Control'],
-        summary: 'Choose the outcome of the next start (a failure, or success); used up by that start',
+        operationId: 'setNextStart', summary: 'Choose the outcome of the next start (a failure, or success); used up by that start',
         params: ResourceParamsSchema,
         body: NextStartBodySchema,
         response: { 200: NextStartSchema, ...errors(400, 404) },
@@ -97,7 +97,7 @@ export const scenarioRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }
     {
       schema: {
         tags: ['Control'],
-        summary: 'Forget a chosen next-start outcome',
+        operationId: 'clearNextStart', summary: 'Forget a chosen next-start outcome',
         params: ResourceParamsSchema,
         response: { 204: Type.Null(), ...errors(400, 404) },
       },
@@ -115,7 +115,7 @@ export const scenarioRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }
     {
       schema: {
         tags: ['Control'],
-        summary: 'A RUNNING test environment becomes EXTERNALLY_TERMINATED now',
+        operationId: 'externallyTerminate', summary: 'A RUNNING test environment becomes EXTERNALLY_TERMINATED now',
         body: NoBodySchema,
         params: ResourceParamsSchema,
         response: { 200: ResourceLifecycleSchema, ...errors(400, 404) },
@@ -134,7 +134,7 @@ export const scenarioRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }
     {
       schema: {
         tags: ['Control'],
-        summary: 'A cloud server becomes FAILED now',
+        operationId: 'failCloudServer', summary: 'A cloud server becomes FAILED now',
         body: NoBodySchema,
         params: ResourceParamsSchema,
         response: { 200: ResourceLifecycleSchema, ...errors(400, 404) },

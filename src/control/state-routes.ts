@@ -188,7 +188,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
     {
       schema: {
         tags: ['Control'],
-        summary: 'Liveness and readiness; open even when ADMIN_TOKEN is set',
+        operationId: 'getHealth', summary: 'Liveness and readiness; open even when ADMIN_TOKEN is set',
         // 503 is also the answer, in the error body, when a new sandbox cannot be made (MAX_SANDBOXES).
         response: { 200: HealthSchema, 503: Type.Union([HealthSchema, ErrorBodySchema]) },
       },
@@ -229,7 +229,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
     {
       schema: {
         tags: ['Control'],
-        summary: 'Back to the start seed: stores, tokens, clock settings, faults, journal; ?clock=real also returns the clock to real time',
+        operationId: 'reset', summary: 'Back to the start seed: stores, tokens, clock settings, faults, journal; ?clock=real also returns the clock to real time',
         querystring: ClockModeQuerySchema,
         body: NoBodySchema,
         response: { 200: ResetResultSchema, 400: ErrorBodySchema },
@@ -253,7 +253,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
     {
       schema: {
         tags: ['Control'],
-        summary: 'Export the whole state as a fixture set',
+        operationId: 'exportState', summary: 'Export the whole state as a fixture set',
         response: { 200: StateSchema },
       },
     },
@@ -281,7 +281,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
         validatorCompiler: () => (data: unknown) => ({ value: data }),
         schema: {
           tags: ['Control'],
-          summary: "Import a whole state (a fixture set); a bad one is refused and the old state kept. An export is loaded on its clock (?clock=real: on real time)",
+          operationId: 'importState', summary: "Import a whole state (a fixture set); a bad one is refused and the old state kept. An export is loaded on its clock (?clock=real: on real time)",
           querystring: ClockModeQuerySchema,
           body: StateSchema,
           response: { 200: ReplaceResultSchema, 400: StateProblemsSchema, 503: ErrorBodySchema },

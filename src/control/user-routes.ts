@@ -15,7 +15,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> = 
     {
       schema: {
         tags: ['Control'],
-        summary: "The users the Tokens log-in call knows (with their passwords), and the seed's tokens that never expire",
+        operationId: 'listUsers', summary: "The users the Tokens log-in call knows (with their passwords), and the seed's tokens that never expire",
         response: { 200: SignInListSchema },
       },
     },

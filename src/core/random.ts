@@ -26,20 +26,37 @@ function finish(h: number): number {
 /** A key part: an integer (taken as two 32-bit words, so epoch ms fit) or a string. */
 export type Key = number | string;
 
+const SEED = 0x9747b28c;
+
+/** Mixes one integer key into a running hash state (of hashState): mixKey for a number, for hot loops. */
+export function mixNumber(h: number, key: number): number {
+  return mix(mix(h, key | 0), Math.floor(key / 0x100000000) | 0);
+}
+
+/** Mixes one key into a running hash state (of hashState). */
+export function mixKey(h: number, key: Key): number {
+  if (typeof key === 'number') return mixNumber(h, key);
+  // Bounded by the key, which the caller's data bounds.
+  for (let i = 0; i < key.length; i++) h = mix(h, key.charCodeAt(i));
+  return mix(h, key.length);
+}
+
+/**
+ * The running state of hash32 after `keys`: a loop that hashes many keys after the same
+ * first ones mixes only the rest into it (hash32(a, b) === finishHash(mixKey(hashState(a), b))).
+ */
+export function hashState(...keys: Key[]): number {
+  let h = SEED;
+  for (const key of keys) h = mixKey(h, key);
+  return h;
+}
+
+/** The hash of a running state (hash32 of the keys mixed into it). */
+export const finishHash = finish;
+
 /** An unsigned 32-bit hash of the keys, in order. */
 export function hash32(...keys: Key[]): number {
-  let h = 0x9747b28c;
-  for (const key of keys) {
-    if (typeof key === 'number') {
-      h = mix(h, key | 0);
-      h = mix(h, Math.floor(key / 0x100000000) | 0);
-    } else {
-      // Bounded by the key, which the caller's data bounds.
-      for (let i = 0; i < key.length; i++) h = mix(h, key.charCodeAt(i));
-      h = mix(h, key.length);
-    }
-  }
-  return finish(h);
+  return finish(hashState(...keys));
 }
 
 /** A number in [0, 1) determined by the keys. */
@@ -49,8 +66,13 @@ export function unit(...keys: Key[]): number {
 
 /** A standard normal variate determined by the keys (Box-Muller over two derived units). */
 export function normal(...keys: Key[]): number {
-  const u = 1 - unit(...keys, 'n1'); // (0, 1]: log is finite
-  const v = unit(...keys, 'n2');
+  return normalOf(hashState(...keys));
+}
+
+/** normal() of the keys of a running state. */
+export function normalOf(state: number): number {
+  const u = 1 - finish(mixKey(state, 'n1')) / 0x100000000; // (0, 1]: log is finite
+  const v = finish(mixKey(state, 'n2')) / 0x100000000;
   return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
 }
 

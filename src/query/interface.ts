@@ -2,7 +2,7 @@ import type { SectionKeys } from '../core/interface.js';
 import { domainApiKey, domainTenant } from '../core/app-keys.js';
 import type { Interface } from '../http/interface.js';
 import { QuerySectionsSchema, type QueryDomain } from './schemas.js';
-import { QueryStore, incidentProblems, queryCacheOf } from './store.js';
+import { QueryStore, incidentProblems, queryCacheOf, rumModelProblems } from './store.js';
 import { QUERY_PREFIX, queryRoutes } from './routes.js';
 
 /**
@@ -43,6 +43,7 @@ export const query: Interface<'query', typeof QuerySectionsSchema, QueryStore> =
   },
   checks(state, { now }, problem) {
     state.incidents.forEach((seed, i) => incidentProblems(seed, i, now, problem));
+    state.rumModels.forEach((seed, i) => rumModelProblems(seed, i, problem));
   },
   // The domains come from the annotations store, which comes before this one in the list.
   build: (state, { clock, stores, config }) => {

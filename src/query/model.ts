@@ -1,4 +1,4 @@
-import { hash32, normal, unit } from '../core/random.js';
+import { finishHash, hashState, mixKey, mixNumber, normalOf, unit } from '../core/random.js';
 import type { IncidentSeed, RumModelSeed } from './schemas.js';
 
 /**
@@ -70,8 +70,14 @@ export interface DimensionValue {
  * number of a query that does not use it.
  */
 export const SPLIT_DIMENSIONS = ['browser', 'country', 'abTest', 'bandwidth', 'isp', 'connectionType', 'deviceType', 'os'] as const;
-export type SplitDimension = (typeof SPLIT_DIMENSIONS)[number];
+export type BuiltInDimension = (typeof SPLIT_DIMENSIONS)[number];
+/** A custom dimension a fixture declares for its app, by its name; split after the built-in ones, in the order declared. */
+export type CustomDimension = `custom:${string}`;
+export type SplitDimension = BuiltInDimension | CustomDimension;
 export type Dimension = 'pageGroup' | SplitDimension;
+
+/** The key of a custom dimension in a model and a selection. */
+export const customDimension = (name: string): CustomDimension => `custom:${name}`;
 
 export const BANDWIDTH_BLOCKS: readonly DimensionValue[] = [
   { name: '0', share: 0.01, loadTimeFactor: 4 },
@@ -118,7 +124,10 @@ export interface RumModel {
   errorRate: number;
   bounceRate: number;
   pageGroups: DimensionValue[];
+  /** Every split dimension's values (a custom one the model does not declare has none: look them up through splitDimensions). */
   dimensions: Record<SplitDimension, DimensionValue[]>;
+  /** Every split dimension of the model: the built-in ones, then its custom ones (in the order declared). */
+  splitDimensions: readonly SplitDimension[];
   timers: Timer[];
   customMetrics: CustomMetric[];
 }
@@ -259,6 +268,7 @@ export function modelOf(domainId: number, seed: RumModelSeed | undefined): RumMo
     name: m.name,
     ratePercent: m.ratePercent,
   }));
+  const custom = seed?.customDimensions ?? [];
   return {
     domainId,
     beaconsPerMinute: seed?.beaconsPerMinute ?? Math.round(80 + 420 * u('traffic')),
@@ -278,7 +288,9 @@ export function modelOf(domainId: number, seed: RumModelSeed | undefined): RumMo
       connectionType: pick(seed?.connectionTypes, values(DEFAULT_CONNECTION_TYPES)),
       deviceType: pick(seed?.deviceTypes, values(DEFAULT_DEVICE_TYPES)),
       os: pick(seed?.operatingSystems, values(DEFAULT_OPERATING_SYSTEMS)),
+      ...Object.fromEntries(custom.map((d) => [customDimension(d.name), pick(d.values, [])])),
     },
+    splitDimensions: [...SPLIT_DIMENSIONS, ...custom.map((d) => customDimension(d.name))],
     timers,
     customMetrics,
   };
@@ -342,13 +354,15 @@ export interface Selection {
   connectionType?: readonly number[];
   deviceType?: readonly number[];
   os?: readonly number[];
+  [custom: CustomDimension]: readonly number[] | undefined;
   empty?: boolean;
 }
 
 /** A canonical text of a selection, for cache keys. */
 export function selectionKey(s: Selection): string {
   if (s.empty) return 'none';
-  return ['pageGroup', ...SPLIT_DIMENSIONS].map((d) => (s[d as Dimension] ? `${d}=${s[d as Dimension]!.join(',')}` : '')).join(';');
+  const custom = (Object.keys(s) as Dimension[]).filter((d) => d.startsWith('custom:')).sort();
+  return ['pageGroup' as const, ...SPLIT_DIMENSIONS, ...custom].map((d) => (s[d] ? `${d}=${s[d]!.join(',')}` : '')).join(';');
 }
 
 /** Slots of a block: the buckets, then the error count. */
@@ -373,20 +387,36 @@ export class RumGenerator {
     private readonly incidents: readonly ActiveIncident[],
   ) {
     this.groupCum = cumulative(model.pageGroups.map((g) => g.share));
+    this.domainHash = hashState(model.domainId);
+    this.trafficHash = hashState(model.domainId, 'traffic');
+    this.offsets = new Float64Array(model.splitDimensions.length);
+    this.streams = new Uint32Array(model.splitDimensions.length);
   }
+
+  /** The hash states after the domain id, and after it and 'traffic': each minute's draws mix only the rest in. */
+  private readonly domainHash: number;
+  private readonly trafficHash: number;
 
   /** Beacons in a minute (an index of minutes since the epoch), before any incident. */
   private baseTraffic(minute: number): number {
     const { model } = this;
     const minuteOfDay = ((minute % DAY_MINUTES) + DAY_MINUTES) % DAY_MINUTES;
-    const hour = minuteOfDay / 60;
-    const daily = 0.55 + 0.45 * Math.cos((2 * Math.PI * (hour - model.peakHourUtc)) / 24);
+    const daily = this.dailyShape()[minuteOfDay];
     // 1970-01-01 was a Thursday: day 0 is weekday 4.
     const weekday = (Math.floor(minute / DAY_MINUTES) + 4) % 7;
     const weekly = weekday === 0 || weekday === 6 ? model.weekendFactor : 1;
-    const noise = Math.max(0.2, 1 + 0.12 * normal(model.domainId, 'traffic', minute));
+    const noise = Math.max(0.2, 1 + 0.12 * normalOf(mixNumber(this.trafficHash, minute)));
     return model.beaconsPerMinute * daily * weekly * noise;
   }
+
+  /** The daily cycle of the traffic, per minute of the day (worked out once). */
+  private dailyShape(): Float64Array {
+    if (this.daily) return this.daily;
+    const daily = new Float64Array(DAY_MINUTES);
+    for (let m = 0; m < DAY_MINUTES; m++) daily[m] = 0.55 + 0.45 * Math.cos((2 * Math.PI * (m / 60 - this.model.peakHourUtc)) / 24);
+    return (this.daily = daily);
+  }
+  private daily: Float64Array | undefined;
 
   /** The cumulative bucket distribution of a timer in a page group slowed down by `factor`. */
   private cdf(timer: Timer, group: number, factor: number): Float64Array {
@@ -465,6 +495,85 @@ export class RumGenerator {
     return part;
   }
 
+  /** The incidents active in a minute, refilled by beaconsIn (every caller is synchronous). */
+  private readonly active: ActiveIncident[] = [];
+
+  /** The beacons of a minute, its incidents' traffic factors applied; `active` is refilled with those incidents. */
+  private beaconsIn(minute: number, active: ActiveIncident[]): number {
+    const start = minute * MINUTE;
+    let traffic = this.baseTraffic(minute);
+    if (active.length) active.length = 0;
+    for (const i of this.incidents) {
+      if (start >= i.start && start < i.end) {
+        active.push(i);
+        traffic *= i.trafficFactor;
+      }
+    }
+    return round(traffic);
+  }
+
+  /** The JavaScript errors of `inGroup` beacons of page group g, raised by the incidents active on it. */
+  private errorsOf(inGroup: number, active: readonly ActiveIncident[], g: number): number {
+    return round(inGroup * this.model.errorRate * slowdown(active, g, 'errorFactor'));
+  }
+
+  /**
+   * A sum of many minutes, for a selection that splits no beacon by a dimension (page groups
+   * alone): exactly what addMinute adds for each of them, worked out from each minute's
+   * beacons per page group instead of from its buckets. Undefined for a selection that
+   * splits (those minutes are added one by one).
+   */
+  batch(timer: Timer, selection: Selection, by?: Dimension): MinuteBatch | undefined {
+    if (!batches(selection, by)) return undefined;
+    return new MinuteBatch(timer, selection, by === 'pageGroup', (by === 'pageGroup' ? this.model.pageGroups.length : 1) * BLOCK_SIZE, (cdf, n) => this.liftsOf(cdf, n));
+  }
+
+  /** The lifts of each bucket distribution and count of beacons, shared by the batches of every query (a series of 93 daily points makes them once). */
+  private readonly lifts = new Map<Float64Array, Array<Lifts | undefined>>();
+  private liftCount = 0;
+
+  private liftsOf(cdf: Float64Array, n: number): Lifts {
+    let byCount = this.lifts.get(cdf);
+    if (!byCount) this.lifts.set(cdf, (byCount = []));
+    let lifts = byCount[n];
+    if (lifts) return lifts;
+    // Bounded: about 1 KiB each; a 93-day range of a few hundred beacons a minute needs some 500.
+    if (++this.liftCount > MAX_LIFTS) {
+      this.lifts.clear();
+      this.lifts.set(cdf, (byCount = []));
+      this.liftCount = 1;
+    }
+    return (byCount[n] = lifts = liftsOf(cdf, n));
+  }
+
+  /**
+   * Adds the minutes [from, to) to a batch: for each page group, the beacons and the rounding
+   * offset of each minute (a minute's buckets follow from those two alone), and its errors.
+   */
+  addToBatch(batch: MinuteBatch, from: number, to: number): void {
+    const active = this.active;
+    const groups = this.model.pageGroups.length;
+    const kept = batch.selection.pageGroup;
+    const baseOf = (g: number) => (batch.byGroup ? g * BLOCK_SIZE : 0);
+    const plain = this.model.pageGroups.map((_, g) => batch.table(baseOf(g), this.cdf(batch.timer, g, 1)));
+    // Bounded by the range, which the query's bounds bound.
+    for (let minute = from; minute < to; minute++) {
+      const n = this.beaconsIn(minute, active);
+      if (n === 0) continue;
+      const minuteHash = mixNumber(this.domainHash, minute);
+      let before = 0;
+      for (let g = 0; g < groups; g++) {
+        const upTo = round(n * this.groupCum[g + 1]);
+        const inGroup = upTo - before;
+        before = upTo;
+        if (inGroup === 0 || (kept && !kept.includes(g))) continue;
+        const hash = finishHash(mixNumber(minuteHash, g));
+        if (active.length === 0) batch.add(plain[g], inGroup, hash, round(inGroup * this.model.errorRate));
+        else batch.add(batch.table(baseOf(g), this.cdf(batch.timer, g, slowdown(active, g, 'loadTimeFactor'))), inGroup, hash, this.errorsOf(inGroup, active, g));
+      }
+    }
+  }
+
   /**
    * Adds one minute's bucket counts and errors, as the selection keeps them, to `into`. With
    * `by`, `into` holds one block per value of that dimension (BLOCK_SIZE apart), and each
@@ -473,20 +582,12 @@ export class RumGenerator {
    */
   addMinute(into: Float64Array, minute: number, timer: Timer, selection: Selection, by?: Dimension): void {
     if (selection.empty) return;
-    const start = minute * MINUTE;
-    let traffic = this.baseTraffic(minute);
-    const active: ActiveIncident[] = [];
-    for (const i of this.incidents) {
-      if (start >= i.start && start < i.end) {
-        active.push(i);
-        traffic *= i.trafficFactor;
-      }
-    }
-    const n = round(traffic);
+    const active = this.active;
+    const n = this.beaconsIn(minute, active);
     if (n === 0) return;
     const splits: Array<{ dimension: SplitDimension; weights: Float64Array; width: number; kept: readonly number[]; shares: Float64Array }> = [];
     let byIndex = -1;
-    for (const d of SPLIT_DIMENSIONS) {
+    for (const d of this.model.splitDimensions) {
       const width = this.model.dimensions[d].length + 1;
       let kept = selection[d];
       if (d === by) {
@@ -497,6 +598,7 @@ export class RumGenerator {
       splits.push({ dimension: d, weights: this.weightsOf(timer, d), width, kept, shares: this.sharesOf(d) });
     }
     const us = this.offsets;
+    const minuteHash = mixNumber(this.domainHash, minute);
     let before = 0;
     for (let g = 0; g < this.model.pageGroups.length; g++) {
       const upTo = round(n * this.groupCum[g + 1]);
@@ -504,27 +606,15 @@ export class RumGenerator {
       before = upTo;
       if (inGroup === 0 || (selection.pageGroup && !selection.pageGroup.includes(g))) continue;
       const base = by === 'pageGroup' ? g * BLOCK_SIZE : 0;
-      let factor = 1;
-      let errorFactor = 1;
-      for (const i of active) {
-        if (i.pageGroup === -1 || i.pageGroup === g) {
-          factor *= i.loadTimeFactor;
-          errorFactor *= i.errorFactor;
-        }
-      }
-      const cdf = this.cdf(timer, g, factor);
-      const u0 = unit(this.model.domainId, minute, g);
+      const cdf = this.cdf(timer, g, slowdown(active, g, 'loadTimeFactor'));
+      const groupHash = mixNumber(minuteHash, g);
+      const u0 = finishHash(groupHash) / 0x100000000;
       // One stream of offsets per split dimension, drawn for every bucket in order.
-      for (let s = 0; s < splits.length; s++) this.streams[s] = hash32(this.model.domainId, minute, g, splits[s].dimension);
+      for (let s = 0; s < splits.length; s++) this.streams[s] = finishHash(mixKey(groupHash, splits[s].dimension));
       if (splits.length === 0) {
         // No split: the buckets and the errors as they are (the common case, kept tight).
-        let below = 0;
-        for (let k = 0; k < BUCKETS; k++) {
-          const upToK = Math.floor(inGroup * cdf[k] + u0);
-          into[base + k] += upToK - below;
-          below = upToK;
-        }
-        into[base + BUCKETS] += round(inGroup * this.model.errorRate * errorFactor);
+        addBuckets(into, base, cdf, inGroup, u0);
+        into[base + BUCKETS] += this.errorsOf(inGroup, active, g);
         continue;
       }
       let below = 0;
@@ -536,7 +626,7 @@ export class RumGenerator {
           c = upToK - below;
           below = upToK;
         } else {
-          c = round(inGroup * this.model.errorRate * errorFactor);
+          c = this.errorsOf(inGroup, active, g);
         }
         for (let s = 0; s < splits.length; s++) us[s] = this.draw(s);
         const row = k < BUCKETS ? k : 0;
@@ -562,11 +652,11 @@ export class RumGenerator {
   }
 
   /** The offsets of one bucket, one per split dimension. */
-  private readonly offsets = new Float64Array(SPLIT_DIMENSIONS.length);
+  private readonly offsets: Float64Array;
 
   private readonly shareTables = new Map<SplitDimension, Float64Array>();
   /** The states of the offset streams of one minute and page group (mulberry32). */
-  private readonly streams = new Uint32Array(SPLIT_DIMENSIONS.length);
+  private readonly streams: Uint32Array;
 
   /** The next offset in [0, 1) of stream `s`. */
   private draw(s: number): number {
@@ -581,6 +671,185 @@ export class RumGenerator {
     let t = this.shareTables.get(d);
     if (!t) this.shareTables.set(d, (t = cumulative(this.model.dimensions[d].map((v) => v.share))));
     return t;
+  }
+}
+
+/** Whether the minutes of a selection (and breakdown) can be summed by a batch: no dimension splits their beacons. */
+export function batches(selection: Selection, by?: Dimension): boolean {
+  if (selection.empty || (by !== undefined && by !== 'pageGroup')) return false;
+  for (const d of Object.keys(selection)) if (d !== 'pageGroup' && d !== 'empty' && selection[d as SplitDimension]) return false;
+  return true;
+}
+
+/** The product of a factor of the incidents active on page group g (1 without any). */
+function slowdown(active: readonly ActiveIncident[], g: number, factor: 'loadTimeFactor' | 'errorFactor'): number {
+  let product = 1;
+  for (const i of active) if (i.pageGroup === -1 || i.pageGroup === g) product *= i[factor];
+  return product;
+}
+
+/** Adds the buckets of `n` beacons of one minute and page group, rounded with offset `u`, to `into` at `base`. */
+function addBuckets(into: Float64Array, base: number, cdf: Float64Array, n: number, u: number): void {
+  let below = 0;
+  for (let k = 0; k < BUCKETS; k++) {
+    const upToK = Math.floor(n * cdf[k] + u);
+    into[base + k] += upToK - below;
+    below = upToK;
+  }
+}
+
+const TWO_32 = 0x100000000;
+
+/**
+ * What a count of beacons `n` in one bucket distribution makes of a minute's offset. Bucket k
+ * of a minute holds up to floor(n * cdf[k] + u) beacons, u = h / 2^32 its offset: that is
+ * floor(n * cdf[k]) (`floors`), or one more when h reaches the bucket's least lifting hash.
+ * `sorted` holds those hashes in order: a minute's rank among them (how many it reaches)
+ * says which buckets it lifts, and bucket k is lifted by the ranks from `from[k]` on.
+ * `index[b]` is the rank of the hashes whose top byte is b, but for the lifting hashes of their
+ * own byte (a third of one on average): a minute's rank is a look-up and a step or two.
+ */
+interface Lifts {
+  floors: Float64Array;
+  sorted: Float64Array;
+  from: Uint8Array;
+  index: Uint8Array;
+}
+
+/** The least 32-bit hash h with floor(x + h / 2^32) above `floor` (floor(x)), or 2^32 if none: by bisection near the exact value. */
+function firstLift(x: number, floor: number): number {
+  const lifts = (h: number) => h >= TWO_32 || Math.floor(x + h / TWO_32) > floor;
+  let hi = Math.min(TWO_32, Math.max(0, Math.ceil((floor + 1 - x) * TWO_32) + 2));
+  let lo = Math.max(0, hi - 4);
+  if (!lifts(hi)) hi = TWO_32;
+  if (lifts(lo)) lo = 0;
+  // The least lifting hash lies in [lo, hi]; 32 halvings at most.
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (lifts(mid)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/** How many of the sorted numbers are below x. */
+function rankOf(sorted: Float64Array, x: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid] < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function liftsOf(cdf: Float64Array, n: number): Lifts {
+  const floors = new Float64Array(BUCKETS);
+  const hashes = new Float64Array(BUCKETS);
+  for (let k = 0; k < BUCKETS; k++) {
+    const x = n * cdf[k];
+    floors[k] = Math.floor(x);
+    hashes[k] = firstLift(x, floors[k]);
+  }
+  const sorted = hashes.slice().sort();
+  const from = new Uint8Array(BUCKETS);
+  for (let k = 0; k < BUCKETS; k++) from[k] = rankOf(sorted, hashes[k]) + 1;
+  const index = new Uint8Array(256);
+  // One walk up the sorted hashes: each byte's rank is where the previous one's ended.
+  for (let b = 0, r = 0; b < 256; b++) {
+    while (r < BUCKETS && sorted[r] < b * 0x1000000) r++;
+    index[b] = r;
+  }
+  return { floors, sorted, from, index };
+}
+
+/** How many of the least lifting hashes a minute's hash reaches. */
+function liftsReached(lifts: Lifts, hash: number): number {
+  const { sorted } = lifts;
+  let r = lifts.index[hash >>> 24];
+  // Bounded by the buckets.
+  while (r < BUCKETS && sorted[r] <= hash) r++;
+  return r;
+}
+
+/** The most lifts a generator keeps. */
+const MAX_LIFTS = 2048;
+
+/** The minutes of one bucket distribution in a batch, by count of beacons. */
+interface BatchTable {
+  base: number;
+  cdf: Float64Array;
+  counts: Array<{ lifts: Lifts; ranks: Int32Array } | undefined>;
+}
+
+/**
+ * The largest count of beacons in a minute and page group a batch counts by; larger ones
+ * (rare: a model of some 15,000 beacons a minute and more) go minute by minute.
+ */
+const MAX_BATCH_COUNT = 2048;
+
+/**
+ * Minutes gathered for one sum (RumGenerator.batch). Per bucket distribution (a page group,
+ * slowed down or not) and count of beacons n, it counts the minutes by their rank among the
+ * least lifting hashes (Lifts): over m minutes sharing n, bucket k sums to m times
+ * floor(n * cdf[k]) plus the minutes that lift it, the same integers as minute by minute.
+ * A minute costs a bisection among 80 numbers instead of 80 buckets, and the tables are
+ * made once per count of beacons (a few hundred in 93 days) instead of once per minute.
+ */
+export class MinuteBatch {
+  /** Per bucket distribution: its page group's block and, per count of beacons, the lifts and the minutes counted by rank. */
+  private readonly tables = new Map<Float64Array, BatchTable>();
+  /** The errors, and the buckets of minutes with more than MAX_BATCH_COUNT beacons in a page group. */
+  private readonly direct: Float64Array;
+
+  constructor(
+    readonly timer: Timer,
+    readonly selection: Selection,
+    /** One block per page group (a breakdown by page group), BLOCK_SIZE apart. */
+    readonly byGroup: boolean,
+    size: number,
+    private readonly liftsOf: (cdf: Float64Array, n: number) => Lifts,
+  ) {
+    this.direct = new Float64Array(size);
+  }
+
+  /** The table of a bucket distribution, whose beacons go to the block at `base`. */
+  table(base: number, cdf: Float64Array): BatchTable {
+    let table = this.tables.get(cdf);
+    if (!table) this.tables.set(cdf, (table = { base, cdf, counts: [] }));
+    return table;
+  }
+
+  /** Adds n beacons of one minute and page group (`table`'s) with their errors and the hash of its offset. */
+  add(table: BatchTable, n: number, hash: number, errors: number): void {
+    const { base, cdf } = table;
+    this.direct[base + BUCKETS] += errors;
+    if (n > MAX_BATCH_COUNT) return addBuckets(this.direct, base, cdf, n, hash / TWO_32);
+    let count = table.counts[n];
+    if (!count) table.counts[n] = count = { lifts: this.liftsOf(cdf, n), ranks: new Int32Array(BUCKETS + 1) };
+    count.ranks[liftsReached(count.lifts, hash)]++;
+  }
+
+  /** Adds the bucket counts and errors of every minute gathered to `into`. */
+  sumInto(into: Float64Array): void {
+    for (let k = 0; k < this.direct.length; k++) into[k] += this.direct[k];
+    const above = new Float64Array(BUCKETS + 2);
+    for (const { base, counts } of this.tables.values()) {
+      for (const count of counts) {
+        if (!count) continue;
+        const { lifts, ranks } = count;
+        // above[r]: the minutes of rank r or more.
+        for (let r = BUCKETS; r >= 0; r--) above[r] = above[r + 1] + ranks[r];
+        const minutes = above[0];
+        let below = 0;
+        for (let k = 0; k < BUCKETS; k++) {
+          const upToK = minutes * lifts.floors[k] + above[lifts.from[k]];
+          into[base + k] += upToK - below;
+          below = upToK;
+        }
+      }
+    }
   }
 }
 

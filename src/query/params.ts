@@ -55,7 +55,9 @@ export interface QueryRequest {
   percentile: number;
   seriesJson: boolean;
   drilldowns: Partial<Record<Drilldown, string[]>>;
-  /** A filter on a dimension the model does not have, or a custom dimension: no beacon matches. */
+  /** The filters on custom dimensions (custom-dimension-<name>), by name: checked by the store against the app's model. */
+  customDrilldowns?: Record<string, string[]>;
+  /** A filter on a dimension the model does not have: no beacon matches. */
   unmodelledFilter: boolean;
   /** The most rows of a breakdown (absent: every row). */
   limit?: number;
@@ -184,9 +186,15 @@ interface Given {
   timer?: string[];
   metric?: string[];
   drilldowns?: Partial<Record<Drilldown, string | string[]>>;
-  /** A filter on a dimension the model does not have, or a custom dimension: no beacon matches. */
+  /** custom-dimension-<name>, by name. */
+  custom?: Record<string, string | string[] | undefined>;
+  /** A filter on a dimension the model does not have: no beacon matches. */
   unmodelledFilter: boolean;
 }
+
+const CUSTOM_PREFIX = 'custom-dimension-';
+/** The most custom dimensions one query may filter on (a model declares at most 10). */
+const MAX_CUSTOM_FILTERS = 20;
 
 const UNMODELLED_SET: ReadonlySet<string> = new Set(UNMODELLED);
 const DRILLDOWN_SET: ReadonlySet<string> = new Set(DRILLDOWNS);
@@ -256,7 +264,11 @@ function given(query: QueryQuery): Given {
       default:
         if (DRILLDOWN_SET.has(name)) (g.drilldowns ??= {})[name as Drilldown] = value;
         else if (UNMODELLED_SET.has(name)) g.unmodelledFilter ||= value !== undefined;
-        else if (name.startsWith('custom-dimension-')) g.unmodelledFilter = true;
+        else if (name.startsWith(CUSTOM_PREFIX)) {
+          g.custom ??= {};
+          if (Object.keys(g.custom).length >= MAX_CUSTOM_FILTERS) throw invalid(`Invalid parameter: ${name} is one custom dimension filter more than ${MAX_CUSTOM_FILTERS}: ${list(value)[0] ?? ''}`);
+          g.custom[name.slice(CUSTOM_PREFIX.length)] = value;
+        }
         else throw invalid(`Invalid parameter: ${name} is not a parameter of this query: ${list(value)[0] ?? ''}`);
     }
   }
@@ -320,6 +332,13 @@ function intervalOf(text: string, span: number): number {
   return minutes;
 }
 
+/** The values of a drill-down: repeated or comma-separated, at most 100. */
+function drilldownValues(name: string, value: string | string[] | undefined): string[] {
+  const values = list(value).flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v.length > 0);
+  if (values.length > 100) throw badValue(name, values[100], 'is repeated more than 100 times');
+  return values;
+}
+
 /** Reads and checks every parameter of a query. */
 export function parseQuery(query: QueryQuery, now: number): QueryRequest {
   const g = given(query);
@@ -341,10 +360,14 @@ export function parseQuery(query: QueryQuery, now: number): QueryRequest {
   if (g.drilldowns !== undefined) {
     drilldowns = {};
     for (const name of DRILLDOWNS) {
-      const values = list(g.drilldowns[name]).flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v.length > 0);
-      if (values.length > 100) throw badValue(name, values[100], 'is repeated more than 100 times');
+      const values = drilldownValues(name, g.drilldowns[name]);
       if (values.length) drilldowns[name] = values;
     }
+  }
+  let customDrilldowns: Record<string, string[]> | undefined;
+  for (const [name, value] of Object.entries(g.custom ?? {})) {
+    const values = drilldownValues(`${CUSTOM_PREFIX}${name}`, value);
+    if (values.length) (customDrilldowns ??= {})[name] = values;
   }
   const metricsText = g.metrics;
   return {
@@ -359,6 +382,7 @@ export function parseQuery(query: QueryQuery, now: number): QueryRequest {
     percentile,
     seriesJson: seriesFormat === 'json',
     drilldowns,
+    ...(customDrilldowns ? { customDrilldowns } : {}),
     unmodelledFilter: g.unmodelledFilter,
     ...(g.limit !== undefined ? { limit: integer('limit', g.limit, 1, MAX_LIMIT) } : {}),
     ...(g.sortby !== undefined ? { sortby: g.sortby } : {}),

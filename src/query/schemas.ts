@@ -38,6 +38,21 @@ export const RumModelSeedSchema = Type.Object(
     connectionTypes: Type.Optional(Type.Array(DimensionValueSchema('effective connection type, e.g. 4g'), { minItems: 1, maxItems: 20 })),
     deviceTypes: Type.Optional(Type.Array(DimensionValueSchema('device type, e.g. Mobile'), { minItems: 1, maxItems: 20 })),
     operatingSystems: Type.Optional(Type.Array(DimensionValueSchema('operating system, e.g. Android'), { minItems: 1, maxItems: 50 })),
+    customDimensions: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({
+              pattern: '^[A-Za-z][A-Za-z0-9_]{0,39}$',
+              description: 'queried as the filter custom-dimension-<name> and the dimension custom_dimension_<name>; not a built-in dimension\'s name',
+            }),
+            values: Type.Array(DimensionValueSchema('a value of the dimension'), { minItems: 1, maxItems: 50 }),
+          },
+          { additionalProperties: false },
+        ),
+        { maxItems: 10, description: 'custom dimensions of the app, each splitting its beacons as the built-in ones do' },
+      ),
+    ),
     customTimers: Type.Optional(
       Type.Array(
         Type.Object(
@@ -149,7 +164,7 @@ export const QueryParamsSchema = Type.Object({
 
 const param = (description: string) => Type.Optional(repeatable({ description }));
 
-/** The documented parameters; others are refused with 400 (custom-dimension-<name> aside). */
+/** The documented parameters; others are refused with 400 (custom-dimension-<name>, a custom dimension's filter, aside). */
 export const QueryQuerySchema = Type.Object(
   {
     format: param('json (default: legacy, answered as json)'),
@@ -163,7 +178,7 @@ export const QueryQuerySchema = Type.Object(
     'custom-timer': param('a custom timer by name'),
     metric: param('Beacons (default), AppErrors, ErrorsPerPage, Sessions, BounceRate, CustomMetric<n>; repeatable on timers-metrics'),
     metrics: param('metrics-by-dimension: comma-separated column names'),
-    dimension: param('metrics-by-dimension, dimension-values and dimension-over-time: page_group, browser, country, ab_test, bw_block, beacon_type, isp, connection_type, device_type, os'),
+    dimension: param('metrics-by-dimension, dimension-values and dimension-over-time: page_group, browser, country, ab_test, bw_block, beacon_type, isp, connection_type, device_type, os, custom_dimension_<name>'),
     percentile: param('1 to 99 (default 50)'),
     'series-format': param('js (default: the series as a JavaScript literal in a string) or json'),
     'page-group': param('drill down to page groups (repeatable)'),

@@ -1,6 +1,7 @@
 import type { Clock } from '../core/clock.js';
 import type { SectionSnapshot } from '../core/snapshot.js';
 import { conflicting, forbidden, invalid, missing } from '../core/errors.js';
+import { didYouMean } from '../core/suggest.js';
 import { FixtureError } from '../core/fixtures.js';
 import { RateCounters } from '../core/rate-counters.js';
 import { unit } from '../core/random.js';
@@ -13,7 +14,9 @@ import {
   RumGenerator,
   SESSIONS_PER_BEACON,
   SPLIT_DIMENSIONS,
+  customDimension,
   appErrorCounts,
+  batches,
   bounceAt,
   countOf,
   incidentsOf,
@@ -27,7 +30,7 @@ import {
   type Timer,
 } from './model.js';
 import { NO_DRILLDOWNS, parseQuery, type QueryRequest } from './params.js';
-import type { Incident, IncidentCreateBody, IncidentSeed, QueryDomain, QueryPorts, QueryQuery, QuerySections } from './schemas.js';
+import type { Incident, IncidentCreateBody, IncidentSeed, QueryDomain, QueryPorts, QueryQuery, QuerySections, RumModelSeed } from './schemas.js';
 
 const MINUTE = 60_000;
 const DAY_MINUTES = 1440;
@@ -220,6 +223,9 @@ function statistics(ys: number[]): { yMin: number; yMax: number; ySum: number; y
  * range up to the emulator's now, and the incidents that bend it. Nothing grows with time:
  * complete hours and days are kept in a cache bounded in bytes.
  */
+/** Minutes a batch gathers before it lets other requests in (16 days: a few milliseconds). */
+const BATCH_YIELD_MINUTES = 16 * DAY_MINUTES;
+
 /** Minutes of fresh data a query works out before it lets other requests in (six hours: about 25 ms for a breakdown by 11 countries). */
 const YIELD_MINUTES = 6 * 60;
 
@@ -284,6 +290,7 @@ export class QueryStore {
         ...(endAgoMs !== undefined ? { endRelative: true as const } : {}),
       };
     });
+    state.rumModels.forEach((seed, i) => rumModelProblems(seed, i, (text) => problems.push(text())));
     if (problems.length) throw new FixtureError(problems.join('\n'));
     this.nextIncidentId = Math.max(FIRST_INCIDENT_ID, ...this.incidents.map((i) => i.id + 1));
   }
@@ -367,6 +374,51 @@ export class QueryStore {
       keep(`${key}d${m}`, block);
       return block;
     };
+    // A range whose beacons no dimension splits: its complete days, and the complete hours
+    // before and after them, are summed by counts of beacons (MinuteBatch), each run at once
+    // and kept as one block for the next query of the same run (a dashboard polling the last
+    // 30 days asks for the same runs all hour long); only the minutes at both ends go one by one.
+    const batchable = batches(selection, by);
+    const run = async (from: number, to: number, unit: number): Promise<void> => {
+      if (to <= from) return;
+      const batch = gen.batch(timer, selection, by)!;
+      const letter = unit === DAY_MINUTES ? 'd' : 'h';
+      const runKey = to - from === unit ? `${key}${letter}${from}` : `${key}${letter.toUpperCase()}${from}-${to}`;
+      const hit = this.cache.get(runKey);
+      if (hit) return add(hit);
+      const block = new Float64Array(size);
+      let pending = 0;
+      // Bounded by the range, which parseQuery bounds (93 days).
+      for (let u = from; u < to; u += unit) {
+        const known = this.cache.get(`${key}${letter}${u}`);
+        if (known) for (let k = 0; k < size; k++) block[k] += known[k];
+        else {
+          gen.addToBatch(batch, u, u + unit);
+          if ((pending += unit) >= BATCH_YIELD_MINUTES) {
+            pending = 0;
+            await new Promise<void>((resolve) => setImmediate(resolve));
+          }
+        }
+      }
+      batch.sumInto(block);
+      keep(runKey, block);
+      add(block);
+    };
+    const firstHour = Math.ceil(fromMin / 60) * 60;
+    const endHour = Math.floor(toMin / 60) * 60;
+    if (batchable && endHour > firstHour) {
+      const firstDay = Math.ceil(fromMin / DAY_MINUTES) * DAY_MINUTES;
+      const endDay = Math.floor(toMin / DAY_MINUTES) * DAY_MINUTES;
+      for (let m = fromMin; m < firstHour; m++) gen.addMinute(out, m, timer, selection, by);
+      if (endDay > firstDay) {
+        await run(firstHour, firstDay, 60);
+        await run(firstDay, endDay, DAY_MINUTES);
+        await run(endDay, endHour, 60);
+      } else await run(firstHour, endHour, 60);
+      for (let m = endHour; m < toMin; m++) gen.addMinute(out, m, timer, selection, by);
+      keep(rangeKey, out);
+      return out;
+    }
     let m = fromMin;
     // Bounded by the range, which parseQuery bounds.
     while (m < toMin) {
@@ -419,7 +471,8 @@ export class QueryStore {
   private selectionOf(model: RumModel, request: QueryRequest): Selection {
     if (request.unmodelledFilter) return { empty: true };
     const d = request.drilldowns;
-    if (d === NO_DRILLDOWNS) return EVERY_BEACON;
+    const custom = request.customDrilldowns;
+    if (d === NO_DRILLDOWNS && custom === undefined) return EVERY_BEACON;
     const selection: Selection = {};
     const pick = (names: string[] | undefined, list: ReadonlyArray<{ name: string }>): number[] | undefined =>
       names === undefined ? undefined : list.flatMap((v, i) => (names.includes(v.name) ? [i] : []));
@@ -433,9 +486,15 @@ export class QueryStore {
     selection.deviceType = pick(d['device-type'], model.dimensions.deviceType);
     selection.os = pick(d.os, model.dimensions.os);
     if (d['beacon-type'] && !d['beacon-type'].includes('page view')) return { empty: true };
-    for (const key of ['pageGroup', ...SPLIT_DIMENSIONS] as const) {
-      if (selection[key] === undefined) delete selection[key];
-      else if (selection[key]!.length === 0) return { empty: true };
+    // A custom dimension the app does not declare: no beacon has it, as the service answers.
+    for (const [name, values] of Object.entries(custom ?? {})) {
+      const key = customDimension(name);
+      selection[key] = model.splitDimensions.includes(key) ? pick(values, model.dimensions[key]) : [];
+    }
+    for (const key of Object.keys(selection) as Array<keyof Selection>) {
+      const kept = selection[key] as readonly number[] | undefined;
+      if (kept === undefined) delete selection[key];
+      else if (kept.length === 0) return { empty: true };
     }
     return selection;
   }
@@ -582,10 +641,7 @@ export class QueryStore {
       case 'metrics-by-dimension':
         return await this.metricsByDimension(gen, request, selection, fromMin, toMin);
       case 'dimension-values': {
-        const dimension = request.dimension;
-        if (dimension === undefined) throw invalid('Invalid parameter: dimension is required: (missing)');
-        const modelled = MODELLED_DIMENSIONS[dimension];
-        if (modelled === undefined && !SERVICE_DIMENSIONS.includes(dimension)) throw invalid(`Invalid parameter: dimension is not a dimension: ${dimension}`);
+        const { dimension, modelled } = dimensionOf(model, request);
         if (modelled === undefined || modelled === 'beaconType') {
           const only = modelled === undefined ? [] : [{ name: 'page view', stats: { n: 1, median: 0 } }];
           return { values: this.arranged(only, request, dimension).map((r) => r.name) };
@@ -617,11 +673,8 @@ export class QueryStore {
    */
   private async dimensionOverTime(gen: RumGenerator, request: QueryRequest): Promise<Record<string, unknown>> {
     if (request.sortby !== undefined) throw invalid(`Invalid parameter: sortby does not apply to dimension-over-time (its series are ordered by beacons): ${request.sortby}`);
-    const dimension = request.dimension;
-    if (dimension === undefined) throw invalid('Invalid parameter: dimension is required: (missing)');
-    const modelled = MODELLED_DIMENSIONS[dimension];
-    if (modelled === undefined && !SERVICE_DIMENSIONS.includes(dimension)) throw invalid(`Invalid parameter: dimension is not a dimension: ${dimension}`);
     const model = gen.model;
+    const { modelled } = dimensionOf(model, request);
     const selection = this.selectionOf(model, request);
     const pageLoad = model.timers[0];
     const { points, end } = this.steps(request);
@@ -777,10 +830,7 @@ export class QueryStore {
     toMin: number,
   ): Promise<Record<string, unknown>> {
     const model = gen.model;
-    const dimension = request.dimension;
-    if (dimension === undefined) throw invalid('Invalid parameter: dimension is required: (missing)');
-    const modelled = MODELLED_DIMENSIONS[dimension];
-    if (modelled === undefined && !SERVICE_DIMENSIONS.includes(dimension)) throw invalid(`Invalid parameter: dimension is not a dimension: ${dimension}`);
+    const { dimension, modelled } = dimensionOf(model, request);
     const columns = request.columns ?? (model.customMetrics.length ? model.customMetrics.map((m) => m.name) : ['beacons']);
     const ids = columns.map((c) => {
       const id = COLUMN_METRICS[c] ?? model.customMetrics.find((m) => m.name === c || m.id === c)?.id;
@@ -913,6 +963,56 @@ const MODELLED_DIMENSIONS: Record<string, Dimension | 'beaconType'> = {
   device_type: 'deviceType',
   os: 'os',
 };
+/** How a custom dimension is named in the `dimension` parameter. */
+const CUSTOM_DIMENSION_PREFIX = 'custom_dimension_';
+
+/**
+ * The `dimension` of a query, and what the model calls it (undefined: a dimension of the
+ * service the model does not have, which answers no rows); a custom one is
+ * custom_dimension_<name>, for a name the app declares.
+ */
+function dimensionOf(model: RumModel, request: QueryRequest): { dimension: string; modelled: Dimension | 'beaconType' | undefined } {
+  const dimension = request.dimension;
+  if (dimension === undefined) throw invalid('Invalid parameter: dimension is required: (missing)');
+  const modelled = MODELLED_DIMENSIONS[dimension];
+  if (modelled !== undefined || SERVICE_DIMENSIONS.includes(dimension)) return { dimension, modelled };
+  if (dimension.startsWith(CUSTOM_DIMENSION_PREFIX)) {
+    const key = customDimension(dimension.slice(CUSTOM_DIMENSION_PREFIX.length));
+    if (model.splitDimensions.includes(key)) return { dimension, modelled: key };
+  }
+  const known = [
+    ...Object.keys(MODELLED_DIMENSIONS),
+    ...SERVICE_DIMENSIONS,
+    ...model.splitDimensions.filter((d) => d.startsWith('custom:')).map((d) => `${CUSTOM_DIMENSION_PREFIX}${d.slice('custom:'.length)}`),
+  ];
+  throw invalid(`Invalid parameter: dimension is not a dimension${didYouMean(dimension, known)}: ${dimension}`);
+}
+
+/**
+ * The problems of the custom dimensions of the model at `i` of a seed, each reported through
+ * `report`: a name a built-in dimension has (in any of its spellings) or another custom one
+ * has, a value named twice. Shares and names are the schema's to check.
+ */
+export function rumModelProblems(seed: RumModelSeed, i: number, report: (text: () => string) => void): void {
+  const builtIn = new Set([...Object.keys(MODELLED_DIMENSIONS), ...SERVICE_DIMENSIONS, ...SPLIT_DIMENSIONS, 'page_group', 'pageGroup'].map(spelling));
+  const seen = new Set<string>();
+  (seed.customDimensions ?? []).forEach((d, j) => {
+    const at = `$.rumModels[${i}].customDimensions[${j}]`;
+    const name = spelling(d.name);
+    if (builtIn.has(name)) report(() => `${at}.name: '${d.name}' is a built-in dimension's name; give the custom dimension another one`);
+    else if (seen.has(name)) report(() => `${at}.name: '${d.name}' names another custom dimension of this model too`);
+    seen.add(name);
+    const values = new Set<string>();
+    d.values.forEach((v, k) => {
+      if (values.has(v.name)) report(() => `${at}.values[${k}].name: '${v.name}' is a value of this dimension already`);
+      values.add(v.name);
+    });
+  });
+}
+
+/** A dimension's name as two spellings of it compare: case, dashes and underscores aside (page-group, page_group, pageGroup). */
+const spelling = (name: string) => name.toLowerCase().replace(/[-_]/g, '');
+
 /** Dimensions the service has and the model does not: they answer no rows. */
 const SERVICE_DIMENSIONS = [
   'akamai_aa',

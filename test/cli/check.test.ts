@@ -157,3 +157,19 @@ describe('a fixture clock', () => {
     );
   });
 });
+
+describe('check: custom dimensions of a real-user model', () => {
+  const model = (dimension: object) =>
+    `{\n  "domains": [{ "id": 5, "name": "five.example.com" }],\n  "rumModels": [{\n    "domainId": 5,\n    "customDimensions": [${JSON.stringify(dimension)}]\n  }]\n}\n`;
+
+  it('names the file, line and path of a share out of (0, 1] and of a name a built-in dimension has', async () => {
+    const badShare = await cli(['check', await folder({ 'q.json': model({ name: 'Tier', values: [{ name: 'Gold', share: 1.5 }] }) })]);
+    expect(badShare.code).toBe(1);
+    expect(badShare.err).toMatch(/q\.json:5:\d+: \$\.rumModels\[0\]\.customDimensions\[0\]\.values\[0\]\.share: Expected number to be less or equal to 1/);
+    const builtIn = await cli(['check', await folder({ 'q.json': model({ name: 'Device_Type', values: [{ name: 'TV', share: 1 }] }) })]);
+    expect(builtIn.code).toBe(1);
+    expect(builtIn.err).toMatch(/q\.json:5:\d+: \$\.rumModels\[0\]\.customDimensions\[0\].name: 'Device_Type' is a built-in dimension's name/);
+    const good = await cli(['check', await folder({ 'q.json': model({ name: 'Tier', values: [{ name: 'Gold', share: 0.2 }, { name: 'Basic', share: 0.8 }] }) })]);
+    expect(good.code).toBe(0);
+  });
+});

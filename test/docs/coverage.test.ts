@@ -80,6 +80,8 @@ const MESSAGE_ARGUMENT: Record<string, number> = {
   DomainError: 1,
   JournalMatchError: 0,
   UsageError: 0,
+  ToolArgumentError: 0,
+  refuse: 2,
 };
 
 /** The parts of a message: literal text, and `null` where a value goes in. */

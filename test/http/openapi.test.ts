@@ -120,6 +120,16 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  it('names every operation of the control API by a unique operationId, which its MCP tool is named after', async () => {
+    ({ app } = await makeDemoApp());
+    const doc = await documentOf(app);
+    const ids = Object.entries(doc.paths)
+      .filter(([path]) => path.startsWith('/_emulator'))
+      .flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ where: `${method.toUpperCase()} ${path}`, id: (operation as { operationId?: string }).operationId })));
+    expect(ids.filter((o) => o.id === undefined).map((o) => o.where), 'control operations without an operationId').toEqual([]);
+    expect(new Set(ids.map((o) => o.id)).size).toBe(ids.length);
+  });
+
   it('asks for X-Auth-Token exactly where the server does', async () => {
     ({ app } = await makeDemoApp());
     const doc = await documentOf(app);

@@ -88,11 +88,11 @@ describe('the Query API store', () => {
       setImmediate(tick);
     };
     setImmediate(tick);
-    const answer = await store.query('KEY-A', 'page-groups', { 'date-comparator': 'Last30Days' });
+    const answer = await store.query('KEY-A', 'browsers', { 'date-comparator': 'Last30Days' });
     counting = false;
-    // Thirty days of fresh data are worked out six hours at a time, with the event loop turning between.
+    // Thirty days of fresh data split by browser are worked out six hours at a time, with the event loop turning between.
     expect(turns).toBeGreaterThanOrEqual(25);
-    expect(await storeOf().query('KEY-A', 'page-groups', { 'date-comparator': 'Last30Days' })).toEqual(answer);
+    expect(await storeOf().query('KEY-A', 'browsers', { 'date-comparator': 'Last30Days' })).toEqual(answer);
   });
 
   it('answers a range it answered from the cache until the next minute completes, and afresh once an incident changes it', async () => {
