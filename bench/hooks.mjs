@@ -31,6 +31,15 @@ const HOOKS = [
   },
   { hook: 'journal', case: 'grid-read', unused: { env: { JOURNAL_SIZE: '0' } }, used: {}, what: 'JOURNAL_SIZE 1,000 (the default: every request recorded) or 0' },
   { hook: 'guard (token)', case: 'alert-fire', unused: {}, used: { env: { ALERTS_REQUIRE_TOKEN: 'true' }, headers: { 'x-auth-token': 'bench-token' } }, what: 'ALERTS_REQUIRE_TOKEN: the session looked up on every fire, or not' },
+  {
+    hook: 'deliveries',
+    case: 'alert-fire',
+    unused: {},
+    // The seed's webhook goes to hooks.example.com, which this list leaves out: each attempt
+    // is made and refused (no receiver needed, nothing leaves the machine).
+    used: { env: { DELIVERY_ALLOW_HOSTS: '127.0.0.1' } },
+    what: "DELIVERY_ALLOW_HOSTS set: each fire's webhook delivery is attempted (and refused by the allow-list), or only stored (the default)",
+  },
   { hook: 'persistence', case: 'annotation-create', unused: { env: { STATE_FLUSH_INTERVAL_MS: '0' } }, used: { env: { STATE_FILE: 'STATE_FILE', STATE_FLUSH_INTERVAL_MS: '0' } }, what: 'STATE_FILE set, written on close only (a write marks its world changed) or not' },
   { hook: 'deadlines', case: 'grid-read', unused: {}, used: { env: { REQUEST_TIMEOUT_MS: '1000' } }, what: 'REQUEST_TIMEOUT_MS 1 s (deadlines checked every 100 ms) or 30 s (every second)' },
 ];
@@ -41,7 +50,10 @@ const HOOKS = [
  */
 export async function hooksBench({ env, work, duration, rounds, warmup, connections, log }) {
   const rows = [];
+  // BENCH_HOOKS: only these rows (by hook name).
+  const only = process.env.BENCH_HOOKS ? new Set(process.env.BENCH_HOOKS.split(',').map((h) => h.trim())) : undefined;
   for (const [n, row] of HOOKS.entries()) {
+    if (only && !only.has(row.hook)) continue;
     const spec = caseOf(row.case);
     const status = spec.status ?? 200;
     const variants = [row.unused, row.used];

@@ -13,6 +13,7 @@
 //   BENCH_ONLY         comma-separated case ids to run (default: all)
 //   BENCH_PARTS        comma-separated parts to run: startup, throughput, hooks, reset, stall, image, sandboxes, events, query (default: all)
 //   BENCH_QUERY_ROUNDS cold Query API answers timed per range, median reported (default 15)
+//   BENCH_HOOKS        comma-separated rows of the hooks table to run, by hook name (default: all)
 //   BENCH_SANDBOX_OPS  sandbox creates (and as many deletes) timed over HTTP (default 500)
 //   BENCH_SANDBOX_ROUNDS  alternating rounds of the sandbox/default-world grid read (default 5)
 //   BENCH_SERVER       the server entry to run (default dist/cli/server.js)

@@ -28,6 +28,7 @@ import { UI_PREFIX, uiRoutes } from './ui/plugin.js';
 import { rewriteSandboxUrl } from './http/paths.js';
 import { homeRoutes } from './ui/home.js';
 import { servicePageRoutes } from './ui/service-page.js';
+import { trustTargets } from './alerts/deliveries.js';
 
 /**
  * serializerOnFirstUse, given each response schema as serializationSchema rewrites it: a union
@@ -76,6 +77,10 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
       ? undefined
       : await openStateFile(config.stateFile, config.fixturesDir, parseState, { mode: config.sandboxes, onUnloadable: config.stateFileSandboxes });
   const fixtures = options.fixtures ?? emptyState();
+  // The targets of the seed and of the state file are the operator's: the only ones, with an admin's imports, deliveries are sent to.
+  trustTargets(config, fixtures);
+  trustTargets(config, opened?.persisted?.state);
+  for (const s of opened?.persisted?.sandboxes ?? []) trustTargets(config, s.state);
   const world: ListedWorld = new World<Interfaces>(INTERFACES, fixtures, clock, config, opened?.persisted?.state as State | undefined);
   // Built on the clock it had at the write; it runs on by the time the process was down.
   if (opened?.persisted) resumeClock(clock, opened.persisted.state.clock);
@@ -214,6 +219,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
       apply: async (seed) => {
         // The long part of building the stores, in slices, as an import does; then the reset at once.
         await world.prepare(seed);
+        trustTargets(config, seed);
         const moves = config.seedClock === 'keep' && seed.clock !== undefined && !sameClock(seed.clock, world.seedState.clock);
         world.reseed(seed, moves ? 'keep' : 'real');
         if (moves) app.log.info({ clock: seed.clock }, "the fixtures' clock changed: the clock is set to it (--seed-clock keep)");

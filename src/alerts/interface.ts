@@ -14,14 +14,26 @@ export const alerts: Interface<'alerts', typeof AlertSectionsSchema, AlertStore>
   // A token only when ALERTS_REQUIRE_TOKEN is set.
   areas: [{ prefix: ALERTS_PREFIX, access: 'alert' }],
   sections: AlertSectionsSchema,
-  keys: { alerts: (a) => a.uid },
+  keys: { alerts: (a) => a.uid, deliveries: (d) => d.id },
   // A rule names an app by its name: the domains of the annotations interface, in the same state.
   references(state, _keys, problem) {
     const domains = (state as unknown as { domains?: ReadonlyArray<{ name: string }> }).domains;
     ruleProblems(state.alerts, domains?.map((d) => d.name), problem);
   },
   // The Query API's store comes before this one in the list: its data is what the rules watch.
-  build: (state, { clock, config, stores, loadedAt }) => new AlertStore(state, clock, config, { rum: stores.query as RumSource | undefined, loadedAt }),
+  build: (state, { clock, config, stores, loadedAt, world, record }) =>
+    new AlertStore(
+      state,
+      clock,
+      config,
+      { rum: stores.query as RumSource | undefined, loadedAt },
+      {
+        ...(world !== undefined ? { world } : {}),
+        settled: (d) => record?.({ type: d.status === 'sent' ? 'delivery.sent' : 'delivery.failed', kind: 'delivery', resourceId: d.id, state: d.status, view: d }),
+      },
+    ),
+  // A delivery's attempts, started as the clock reaches them.
+  due: (store, now) => store.outbox.due(now),
   objects: alertObjects,
   // The threshold rules' fires and clears, which happen on their own as time passes: the event
   // stream sends them (as alert.fired and alert.cleared) and wakes for the next. They are no

@@ -2,16 +2,19 @@ import { Type, type Static } from '@sinclair/typebox';
 import { literals, noBody } from '../core/schema.js';
 import { emulatedTime } from '../core/time-shift.js';
 import { AlertRuleSchema, RuleStatusSchema } from './rule-schemas.js';
+import { CHANNEL_TYPES, DeliverySchema, type Delivery } from './delivery-schemas.js';
 
 /** How many fire and clear events each alert remembers; older ones are dropped first. */
 export const ALERT_HISTORY_LIMIT = 1000;
 
-export const CHANNEL_TYPES = ['email', 'webhook', 'sms', 'slack', 'pagerduty'] as const;
+export { CHANNEL_TYPES };
 
 export const AlertChannelSchema = Type.Object(
   {
     type: literals(CHANNEL_TYPES, { description: 'kind of notification; subject applies to email only' }),
-    target: Type.String({ minLength: 1, description: 'address, number or URL notified' }),
+    target: Type.String({ minLength: 1, description: 'address, number or URL notified (pagerduty: a routing key, or a URL)' }),
+    enabled: Type.Optional(Type.Boolean({ description: 'false: fires and clears make no delivery to it; absent: enabled' })),
+    secret: Type.Optional(Type.String({ minLength: 1, description: 'webhook: signs each body, HMAC-SHA256, in X-Emulator-Signature' })),
   },
   { additionalProperties: false },
 );
@@ -79,5 +82,6 @@ export const ClearBodySchema = noBody('none');
 /** This interface's section of the state (world/state.ts composes every interface's). */
 export const AlertSectionsSchema = {
   alerts: Type.Array(AlertSeedSchema, { default: [] }),
+  deliveries: Type.Array(DeliverySchema, { default: [], description: 'the outbox: what fires and clears sent, or would have, to the channels' }),
 };
-export type AlertSections = { alerts: AlertSeed[] };
+export type AlertSections = { alerts: AlertSeed[]; deliveries?: Delivery[] };

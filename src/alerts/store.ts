@@ -5,13 +5,14 @@ import { RateCounters } from '../core/rate-counters.js';
 import { storageLedgerOf, type StorageAccount, type StorageSettings } from '../core/storage.js';
 import { ALERT_HISTORY_LIMIT, type Alert, type AlertEvent, type AlertSections, type FireContent } from './schemas.js';
 import { RuleWatch, describeRule, unitOf, type RuleChange, type RumSource } from './rules.js';
+import { Outbox, type DeliverySettings, type OutboxContext } from './deliveries.js';
 
 /**
  * Alerts and everything sent through them. Each fire and clear is recorded with its time
  * and content, so a test can ask afterwards what its system under test triggered.
  */
 /** The settings the alert store reads: the length of a fire's texts, and the bytes its histories may grow by. */
-export type AlertLimits = Partial<StorageSettings> & { alertTextMaxBytes?: number };
+export type AlertLimits = Partial<StorageSettings> & DeliverySettings & { alertTextMaxBytes?: number };
 
 /**
  * What a fire or clear record is charged besides its texts: the record in memory, and its
@@ -35,6 +36,8 @@ export class AlertStore {
   /** The threshold rules, by alert uid (rules/rules.ts): brought up to now before the alerts are read or changed. */
   private readonly rules = new Map<string, RuleWatch>();
   private settling = false;
+  /** The deliveries each fire and clear made (deliveries.ts). */
+  readonly outbox: Outbox;
 
   constructor(
     state: AlertSections,
@@ -42,6 +45,7 @@ export class AlertStore {
     limits?: AlertLimits,
     /** The Query API's data the rules watch (without it, a rule sees no data and never holds), and when the state was loaded. */
     rules?: { rum: RumSource | undefined; loadedAt: number },
+    context: Omit<OutboxContext, 'secretOf'> = {},
   ) {
     const loadedAt = rules?.loadedAt ?? clock.now();
     for (const alert of state.alerts) {
@@ -49,6 +53,8 @@ export class AlertStore {
       // A rule without a status starts watching at the load; one with a status (an export's) goes on from it.
       if (alert.rule) this.rules.set(alert.uid, new RuleWatch(alert.rule, rules?.rum, alert.ruleStatus ? Number.NEGATIVE_INFINITY : loadedAt));
     }
+    const secretOf = (uid: string, type: string, target: string) => this.alerts.get(uid)?.channels.find((c) => c.type === type && c.target === target)?.secret;
+    this.outbox = new Outbox(state.deliveries ?? [], clock, limits, { ...context, secretOf });
     this.storage = storageLedgerOf(limits).open(clock, 'alerts');
     this.textMaxBytes = limits?.alertTextMaxBytes ?? Number.POSITIVE_INFINITY;
   }
@@ -206,8 +212,8 @@ export class AlertStore {
     return event;
   }
 
-  export(): AlertSections {
-    return { alerts: this.list() };
+  export(): Required<AlertSections> {
+    return { alerts: this.list(), deliveries: this.outbox.export() };
   }
 
   /**
@@ -218,14 +224,14 @@ export class AlertStore {
    * once, and parsed again to be written: a state file of 20 sandboxes with full histories
    * peaked at +45 to +62 MiB of RSS for an 18 MiB file.
    */
-  snapshot(): Record<'alerts', SectionSnapshot> {
+  snapshot(): Record<'alerts' | 'deliveries', SectionSnapshot> {
     this.settle();
-    return { alerts: { items: [...this.alerts.values()].map((a) => ({ ...a, history: a.history.slice() })) } };
+    return { alerts: { items: [...this.alerts.values()].map((a) => ({ ...a, history: a.history.slice() })) }, deliveries: this.outbox.snapshot() };
   }
 
-  /** How many alerts there are, without copying them. */
-  counts(): Record<'alerts', number> {
-    return { alerts: this.alerts.size };
+  /** How many alerts and deliveries there are, without copying them. */
+  counts(): Record<'alerts' | 'deliveries', number> {
+    return { alerts: this.alerts.size, deliveries: this.outbox.size };
   }
 
   private find(uid: string): Alert {
@@ -251,6 +257,8 @@ export class AlertStore {
   /**
    * Keeps the event in the alert's history, after its bytes were admitted (ALERT_HISTORY_WORLD_MAX_BYTES,
    * ALERT_HISTORY_MAX_BYTES, the state file's bounds): a refused event changes nothing, not even the alert's state.
+   * Every fire and clear passes here, and here makes its deliveries, admitted with it (DELIVERIES_WORLD_MAX_BYTES,
+   * DELIVERIES_MAX_BYTES).
    */
   private record(alert: Alert, event: AlertEvent): AlertEvent {
     const { history } = alert;
@@ -259,6 +267,7 @@ export class AlertStore {
     for (let i = 0; i < dropped; i++) freed += alertEventBytes(history[i]);
     const growth = alertEventBytes(event) - freed;
     this.storage.check(growth);
+    const deliveries = this.outbox.plan(alert, event);
     this.storage.add(growth);
     history.push(event);
     // One event over the limit is dropped with shift(), which V8 does in constant time by
@@ -267,6 +276,7 @@ export class AlertStore {
     // not expected, but is handled.
     if (history.length === ALERT_HISTORY_LIMIT + 1) history.shift();
     else if (history.length > ALERT_HISTORY_LIMIT) history.splice(0, history.length - ALERT_HISTORY_LIMIT);
+    this.outbox.commit(deliveries);
     return { ...event };
   }
 }

@@ -39,6 +39,7 @@ import type {
 } from '../control/schemas.js';
 import type { Alert } from '../alerts/schemas.js';
 import type { AlertRule, RuleStatus } from '../alerts/rule-schemas.js';
+import type { Delivery, DeliveryListSchema, DeliveryQuery } from '../alerts/delivery-schemas.js';
 import type { Incident, IncidentCreateBody } from '../query/schemas.js';
 import type { FixtureFile, State } from '../state-schema.js';
 import type { ErrorBody } from '../http/error-body.js';
@@ -60,12 +61,18 @@ export type JournalList = Static<typeof JournalListSchema>;
 /** A state to import: any subset of the sections of an export (left-out sections are empty). */
 export type StateInput = FixtureFile;
 export type AlertPatch = Static<typeof AlertPatchBodySchema>;
+/** One page of the outbox of alert deliveries. */
+export type DeliveryList = Static<typeof DeliveryListSchema>;
+/** One alert as `alert(uid)` answers it: with its latest deliveries, newest first. */
+export type AlertWithDeliveries = Alert & { deliveries: Delivery[] };
 export type {
   AdvanceBody,
   Alert,
   /** An alert's threshold rule (`alert.rule`), and where its evaluation stands (`alert.ruleStatus`). */
   AlertRule,
   RuleStatus,
+  Delivery,
+  DeliveryQuery,
   ClockSettingsBody,
   ErrorBody,
   FaultRule,
@@ -339,14 +346,19 @@ export class EmulatorClient {
     return this.call('GET', '/alerts');
   }
 
-  /** One alert, with the history of what each fire and clear carried. */
-  alert(uid: string): Promise<Alert> {
+  /** One alert, with the history of what each fire and clear carried, and its latest 100 deliveries. */
+  alert(uid: string): Promise<AlertWithDeliveries> {
     return this.call('GET', `/alerts/${encodeURIComponent(uid)}`);
   }
 
   setAlertEnabled(uid: string, enabled: boolean): Promise<Alert> {
     const body: AlertPatch = { enabled };
     return this.call('PATCH', `/alerts/${encodeURIComponent(uid)}`, { body });
+  }
+
+  /** One page of the outbox, newest first, with the GET filters (alert, channel, status, limit, before); `next` is the `before` of the next page. */
+  deliveries(query: DeliveryQuery = {}): Promise<DeliveryList> {
+    return this.call('GET', '/deliveries', { query });
   }
 
   // ---- compositions -------------------------------------------------------------------

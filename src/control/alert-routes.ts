@@ -6,6 +6,15 @@ import { ErrorBodySchema } from '../http/errors.js';
 import { refuseOtherMethods } from '../http/routing.js';
 import { AlertParamsSchema, AlertSeedSchema } from '../alerts/schemas.js';
 import { AlertPatchBodySchema } from './schemas.js';
+import { DeliverySchema } from '../alerts/delivery-schemas.js';
+
+/** How many of an alert's deliveries its GET shows, newest first (GET /_emulator/deliveries?alert= pages through all). */
+export const ALERT_DELIVERIES_SHOWN = 100;
+
+const AlertWithDeliveriesSchema = Type.Composite([
+  AlertSeedSchema,
+  Type.Object({ deliveries: Type.Array(DeliverySchema, { description: `its latest ${ALERT_DELIVERIES_SHOWN} deliveries, newest first` }) }),
+]);
 
 /** Alerts as the user interface would show them: enabled or not, and everything sent through them. */
 export const alertControlRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> = async (app, { world }) => {
@@ -23,12 +32,16 @@ export const alertControlRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<Worl
     {
       schema: {
         tags: ['Control'],
-        operationId: 'getAlert', summary: 'One alert with its fire/clear history',
+        operationId: 'getAlert', summary: 'One alert with its fire/clear history and its latest deliveries',
         params: AlertParamsSchema,
-        response: { 200: AlertSeedSchema, 404: ErrorBodySchema },
+        response: { 200: AlertWithDeliveriesSchema, 404: ErrorBodySchema },
       },
     },
-    async (request) => world(request).stores.alerts.get(request.params.uid),
+    async (request) => {
+      const alerts = world(request).stores.alerts;
+      const alert = alerts.get(request.params.uid);
+      return { ...alert, deliveries: alerts.outbox.list({ alert: alert.uid, limit: ALERT_DELIVERIES_SHOWN }).deliveries };
+    },
   );
 
   /** PATCH /_emulator/alerts/:uid: enable or disable an alert, as in the user interface. */

@@ -246,6 +246,8 @@ let lastNowText = '';
 /** Sets the world that serves the request and when it arrived (for the journal); true: the request goes on. */
 function arrived(request: FastifyRequest, reply: FastifyReply, world: World): true {
   request.world = world;
+  // What fell due since the last look (a delivery's retry) is started before the request is served.
+  world.runDue();
   const now = world.clock.now();
   request.arrivedAt = now;
   request.startedAt = stopwatch();

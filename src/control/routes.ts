@@ -8,6 +8,7 @@ import { stateRoutes } from './state-routes.js';
 import { clockRoutes } from './clock-routes.js';
 import { scenarioRoutes } from './scenario-routes.js';
 import { alertControlRoutes } from './alert-routes.js';
+import { deliveryRoutes } from './delivery-routes.js';
 import { faultRoutes } from './fault-routes.js';
 import { journalRoutes } from './journal-routes.js';
 import { compositionControlRoutes } from './composition-routes.js';
@@ -41,6 +42,7 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlOptions> = async (a
   await app.register(clockRoutes, { world });
   await app.register(scenarioRoutes, { world });
   await app.register(alertControlRoutes, { world });
+  await app.register(deliveryRoutes, { world });
   await app.register(faultRoutes, { world });
   await app.register(journalRoutes, { world });
   await app.register(eventRoutes, { world });

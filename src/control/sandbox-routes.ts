@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { errorCodes } from 'fastify';
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { invalid, missing } from '../core/errors.js';
+import { trustImported } from '../alerts/deliveries.js';
 import { ErrorBodySchema } from '../http/errors.js';
 import { refuseOtherMethods } from '../http/routing.js';
 import { SANDBOX_NAME_RULE, type Sandboxes } from '../world/sandboxes.js';
@@ -96,6 +97,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandboxes: Sandboxes; wo
         if (state) refuseDemo(state);
         // The long part of building the sandbox's stores, in slices; then the sandbox at once.
         if (state) await world(request).prepare(state);
+        trustImported(world(request).config, state);
         const { summary, created } = sandboxes.put(name, state, clock);
         return reply.code(created ? 201 : 200).send(summary);
       },

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { errorCodes, type FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static } from '@sinclair/typebox';
+import { trustImported } from '../alerts/deliveries.js';
 import type { World } from '../interfaces.js';
 import { readStateBody, type BodyBytes } from '../world/state-parser.js';
 import type { StoreOf } from '../http/routing.js';
@@ -313,6 +314,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
         const counts = sectionCounts(read.state);
         // The long part of building the stores, in slices; then the whole state at once.
         await world(request).prepare(read.state);
+        trustImported(world(request).config, read.state);
         world(request).replace(read.state, clock);
         return { status: 'replaced' as const, counts };
       },

@@ -44,6 +44,22 @@ export interface BuildContext<Config = unknown> {
    * store of the world is built, so read it when asked, never while building.
    */
   readonly views: ObjectViews;
+  /** The sandbox the world is; absent for the default world. */
+  readonly world?: string;
+  /**
+   * Records a change that no request made (a delivery that ended on its own) on the world's
+   * event stream, while this store is the world's; `type` is one of the stream's event types.
+   */
+  readonly record?: (event: WorldEventInput) => void;
+}
+
+/** An event of the world's stream, as a store hands it over (world/events.ts EventInput). */
+export interface WorldEventInput {
+  type: string;
+  kind?: string;
+  resourceId?: string | number;
+  state?: string;
+  view?: unknown;
 }
 
 /** What every store answers for the state routes: its sections, their sizes, and a cheap snapshot. */
@@ -122,6 +138,12 @@ export interface InterfaceModel<Name extends string = string, Sections extends S
     counts(store: Store): Record<keyof Sections & string, number>;
     snapshot(store: Store, at: number): StoreSnapshot<keyof Sections & string>;
   };
+  /**
+   * Work that falls due at emulated instants (a delivery's retry), carried out lazily: the
+   * world calls it after every change of its clock and before each request it serves. Must
+   * cost next to nothing when nothing is due.
+   */
+  due?(store: Store, now: number): void;
   /** Present when the interface has lifecycles that move with the clock. */
   readonly timed?: Timed<Store>;
   /** The repository objects its store shows (a grid, a domain...), by object type, read from the store when asked. */

@@ -16,7 +16,7 @@ import { full, type DomainError } from './errors.js';
  * gets an entry once something is charged, so a sandbox that was never adopted leaves none.
  */
 
-export const STORAGE_KINDS = ['alerts', 'annotations', 'repository'] as const;
+export const STORAGE_KINDS = ['alerts', 'annotations', 'repository', 'deliveries'] as const;
 export type StorageKind = (typeof STORAGE_KINDS)[number];
 
 /** The bounds of one kind: per world and for the process, with the settings that name them. */
@@ -30,6 +30,7 @@ export interface KindBounds {
 }
 
 type Balances = Record<StorageKind, number>;
+const emptyBalances = (): Balances => ({ alerts: 0, annotations: 0, repository: 0, deliveries: 0 });
 
 /**
  * A check that sees every world's total growth: the state file's bounds (control/persistence.ts).
@@ -40,7 +41,7 @@ export type StorageGuard = (world: object, growth: number, totals: { world: numb
 export class StorageLedger {
   private readonly accounts = new Map<object, Balances>();
   /** Bytes of each kind held by every world together (each world's negative balance counted as 0). */
-  private readonly used: Balances = { alerts: 0, annotations: 0, repository: 0 };
+  private readonly used: Balances = emptyBalances();
   /** Bytes of every kind held by every world together. */
   private total = 0;
   /** Set while a state file is kept: the growth that would take it past its bounds is refused too. */
@@ -57,7 +58,7 @@ export class StorageLedger {
   balance(world: object, kind?: StorageKind): number {
     const balances = this.accounts.get(world);
     if (!balances) return 0;
-    return kind ? balances[kind] : positive(balances.alerts) + positive(balances.annotations) + positive(balances.repository);
+    return kind ? balances[kind] : STORAGE_KINDS.reduce((sum, k) => sum + positive(balances[k]), 0);
   }
 
   /** How many worlds hold an account (for tests: one that was released holds none). */
@@ -111,13 +112,13 @@ export class StorageLedger {
     let balances = this.accounts.get(world);
     if (!balances) {
       if (value === 0) return;
-      this.accounts.set(world, (balances = { alerts: 0, annotations: 0, repository: 0 }));
+      this.accounts.set(world, (balances = emptyBalances()));
     }
     const change = positive(value) - positive(balances[kind]);
     this.used[kind] += change;
     this.total += change;
     balances[kind] = value;
-    if (balances.alerts === 0 && balances.annotations === 0 && balances.repository === 0) this.accounts.delete(world);
+    if (STORAGE_KINDS.every((k) => balances[k] === 0)) this.accounts.delete(world);
   }
 }
 
@@ -155,6 +156,8 @@ export interface StorageSettings {
   annotationsMaxBytes: number;
   repositoryMaxBytes: number;
   repositoryProcessMaxBytes: number;
+  deliveriesWorldMaxBytes: number;
+  deliveriesMaxBytes: number;
 }
 
 const ledgers = new WeakMap<object, StorageLedger>();
@@ -194,6 +197,13 @@ export function storageLedgerOf(config: Partial<StorageSettings> | undefined): S
         maxBytes: c.repositoryProcessMaxBytes ?? inf,
         setting: 'REPOSITORY_PROCESS_MAX_BYTES',
         what: 'repository objects',
+      },
+      deliveries: {
+        worldMaxBytes: c.deliveriesWorldMaxBytes ?? inf,
+        worldSetting: 'DELIVERIES_WORLD_MAX_BYTES',
+        maxBytes: c.deliveriesMaxBytes ?? inf,
+        setting: 'DELIVERIES_MAX_BYTES',
+        what: 'alert deliveries',
       },
     });
     ledgers.set(key, ledger);

@@ -5,7 +5,7 @@
  */
 
 /** What an event is about, as the stream names it. */
-export const EVENT_KINDS = ['grid', 'server', 'rsdb', 'environment', 'instance', 'annotation', 'alert', 'fault', 'sandbox', 'object'] as const;
+export const EVENT_KINDS = ['grid', 'server', 'rsdb', 'environment', 'instance', 'annotation', 'alert', 'delivery', 'fault', 'sandbox', 'object'] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
 export const EVENT_TYPES = [
@@ -17,6 +17,8 @@ export const EVENT_TYPES = [
   'alert.cleared',
   'alert.enabled',
   'alert.disabled',
+  'delivery.sent',
+  'delivery.failed',
   'object.created',
   'object.updated',
   'object.deleted',

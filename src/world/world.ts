@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import { EmulatorClock, type ClockAnchor, type ClockMode, type ControllableClock } from '../core/clock.js';
-import type { AnyInterfaceModel, StoresOf } from '../core/interface.js';
+import type { AnyInterfaceModel, StoresOf, WorldEventInput } from '../core/interface.js';
 import { FaultStore } from './faults.js';
 import type { FaultRuleInput } from './fault-schemas.js';
 import { Journal, journalBudgetOf } from './journal.js';
@@ -8,7 +8,7 @@ import { stateShifter, type SectionName, type State as AnyState, type StateOfLis
 import type { StateSnapshot } from './export-stream.js';
 import type { SectionSnapshot } from '../core/snapshot.js';
 import type { ObjectViews } from '../core/objects.js';
-import { WorldEvents, type ViewOf } from './events.js';
+import { WorldEvents, type EventInput, type ViewOf } from './events.js';
 
 /**
  * The emulated world, with no HTTP in it: every store, its clock, fault rules, journal, alert
@@ -79,7 +79,22 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
       },
       { bufferSize: config.eventsBufferSize, bufferMaxBytes: config.eventsBufferMaxBytes },
     );
+    // What falls due at emulated instants is looked for on every move of the clock (and by runDue before each request).
+    clock.watch?.(() => this.runDue());
   }
+
+  /** Carries out what fell due by now in every store (a delivery's retry): cheap when nothing did. */
+  runDue(): void {
+    if (this.dueing.length === 0) return;
+    const now = this.clock.now();
+    for (const i of this.dueing) i.due!(this.storeOf(i), now);
+  }
+
+  /** The interfaces with work due at emulated instants. */
+  private get dueing(): readonly AnyInterfaceModel[] {
+    return (this.dueList ??= this.interfaces.filter((i) => i.due !== undefined));
+  }
+  private dueList: readonly AnyInterfaceModel[] | undefined;
 
   get stores(): StoresOf<L> {
     return this.current;
@@ -323,7 +338,14 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
     const stores: Record<string, unknown> = {};
     const views: ObjectViews = {};
     try {
-      for (const i of this.interfaces) stores[i.name] = i.build(state as never, { clock, loadedAt, config, stores: Object.freeze({ ...stores }), views });
+      for (const i of this.interfaces) {
+        // Events of a store that is no longer the world's (replaced by a reset or an import) are not the world's news.
+        const record = (event: WorldEventInput) => {
+          if (this.storeOf(i) === stores[i.name]) this.events.record(event as EventInput);
+        };
+        const world = this.name !== undefined ? { world: this.name } : {};
+        stores[i.name] = i.build(state as never, { clock, loadedAt, config, stores: Object.freeze({ ...stores }), views, record, ...world });
+      }
     } catch (error) {
       if (before) clock.set(before);
       throw error;

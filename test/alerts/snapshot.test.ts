@@ -47,7 +47,7 @@ describe('a snapshot of the alerts', () => {
     store.clear('a1');
     store.setEnabled('a1', false);
     const text = await drain(stateFileText(snapshot, []));
-    expect(JSON.parse(text)).toEqual({ alerts: [before] });
-    expect(text).toBe(`${JSON.stringify({ alerts: [before] }, null, 2)}\n`);
+    expect(JSON.parse(text)).toEqual({ alerts: [before], deliveries: [] });
+    expect(text).toBe(`${JSON.stringify({ alerts: [before], deliveries: [] }, null, 2)}\n`);
   });
 });

@@ -68,6 +68,18 @@ describe('EmulatorClient against a running emulator', () => {
     expect((await client.setAlertEnabled(uid, false)).enabled).toBe(false);
   });
 
+  it('reads the outbox of deliveries, filtered and a page at a time, and an alert\'s own', async () => {
+    await fetch(`${client.urls.alerts}/demo-alert/fire`, { method: 'POST' });
+    await fetch(`${client.urls.alerts}/demo-alert/clear`, { method: 'POST' });
+    const page = await client.deliveries({ alert: 'demo-alert', channel: 'email', limit: 1 });
+    expect(page.total).toBe(2);
+    expect(page.deliveries).toMatchObject([{ alert: 'demo-alert', action: 'clear', channel: 'email', status: 'stored' }]);
+    const rest = await client.deliveries({ alert: 'demo-alert', before: page.next });
+    expect(rest.deliveries.map((d) => d.action)).toEqual(['fire']);
+    expect((await client.alert('demo-alert')).deliveries.map((d) => d.action)).toEqual(['clear', 'fire']);
+    await expect(client.deliveries({ status: 'lost' as never })).rejects.toMatchObject({ status: 400 });
+  });
+
   it('adds, reads and removes faults', async () => {
     const rule = await client.addFault({ path: '/concerto/mpulse/api/annotations/v1*', method: 'POST', action: { status: 503 }, times: 1 });
     expect((await client.fault(rule.id)).remaining).toBe(1);

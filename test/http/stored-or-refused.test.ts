@@ -171,6 +171,9 @@ const stateCase = (url: (ctx: Ctx) => string, readUrl: (ctx: Ctx) => string, don
     'scenarios.0.id': (r) => nextStartOf(r, 'grids', 101) === 'ALLOCATE_FAILED',
     'scenarios.0.nextStart': (r) => nextStartOf(r, 'grids', 105) === 'CHECKED_WITH_FAILURES',
     'scenarios.0.nextStart.outcome': (r) => nextStartOf(r, 'grids', 105) === 'CHECKED_WITH_FAILURES',
+    // A pending delivery is attempted once its time has come: the export shows that attempt, made at or after the time sent.
+    'deliveries.0.nextAttemptAt': (r, s) =>
+      (at(r, ['deliveries']) as Array<{ attempts: Array<{ at: number }> }>).some((d) => d.attempts.some((a) => a.at >= (s.value as number))),
     // The clock runs on from the instant sent, at the scale sent.
     clock: (r, s) => holds(at(r, ['clock']), { ...(s.value as object), now: at(r, ['clock', 'now']) }) && (at(r, ['clock', 'now']) as number) >= (at(s.value, ['now']) as number),
   },

@@ -124,6 +124,9 @@ def test_alerts_compositions_users_incidents(emulator: EmulatorClient, service) 
     emulator.set_alert_enabled("demo-alert", True)
     assert service.call("POST", "/concerto/mpulse/api/alerts/demo-alert/fire", {"message": "Checkout is down"})[0] == 204
     assert emulator.alert("demo-alert")["history"][-1]["message"] == "Checkout is down"
+    outbox = emulator.deliveries(alert="demo-alert", limit=1)
+    assert outbox["deliveries"][0]["channel"] == "email" and outbox["deliveries"][0]["status"] == "stored"
+    assert outbox["deliveries"][0]["payload"]["text"].startswith("Checkout is down")
 
     compositions = emulator.compositions()
     assert compositions and emulator.composition_instances() == []

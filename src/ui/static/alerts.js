@@ -7,13 +7,40 @@ import { PATHS } from './paths.js';
 import { act } from './live.js';
 
 const alertCards = new Map();
+/** The colour of each delivery status, by the page's state families. */
+const DELIVERY_FAMILY = { pending: 'progress', sent: 'ready', failed: 'failed', refused: 'failed', stored: 'terminated' };
 
 onForget(() => {
   $('#alerts').replaceChildren();
+  $('#deliveries').replaceChildren();
   alertCards.clear();
 });
 
+/** The latest deliveries of the outbox: when, which alert, channel and target, and what became of each. */
+function renderDeliveries() {
+  const list = $('#deliveries');
+  const deliveries = model.deliveries ?? [];
+  list.replaceChildren(
+    ...(deliveries.length
+      ? deliveries.map((d) => {
+          const last = d.attempts[d.attempts.length - 1];
+          const why = d.reason ?? last?.error ?? (last?.statusCode ? `answered ${last.statusCode}` : '');
+          return h(
+            'li',
+            { dataset: { delivery: String(d.id), status: d.status } },
+            h('time', { class: 'mono muted' }, dateTime(d.createdAt)),
+            h('span', { class: `badge fam-${DELIVERY_FAMILY[d.status] ?? 'progress'}` }, d.status),
+            h('span', {}, `${d.action} ${d.alert} → ${d.channel} `, h('b', {}, d.target)),
+            why ? h('span', { class: 'muted small' }, ` ${why}`) : null,
+            d.nextAttemptAt ? h('span', { class: 'muted small' }, ` next attempt ${dateTime(d.nextAttemptAt)}`) : null,
+          );
+        })
+      : [h('li', { class: 'empty' }, 'no delivery yet: each fire and clear makes one per channel')]),
+  );
+}
+
 export function renderAlerts() {
+  renderDeliveries();
   const container = $('#alerts');
   if (model.alerts.length === 0) {
     container.replaceChildren(h('p', { class: 'empty' }, 'no alert is configured'));

@@ -19,6 +19,8 @@ export const model = {
   /** cloud server id -> the grid it belongs to. */
   serverGrid: new Map(),
   alerts: [],
+  /** The latest deliveries of the outbox, newest first. */
+  deliveries: [],
   faults: [],
   journal: { size: 0, total: 0, entries: [] },
   domains: [],

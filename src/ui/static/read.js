@@ -58,7 +58,9 @@ const readFaults = async () => {
   model.faults = await api('GET', control('/faults'));
 };
 const readAlerts = async () => {
-  model.alerts = await api('GET', control('/alerts'));
+  const [alerts, outbox] = await Promise.all([api('GET', control('/alerts')), api('GET', control('/deliveries'), { query: { limit: 10 } })]);
+  model.alerts = alerts;
+  model.deliveries = outbox.deliveries;
 };
 
 /**
@@ -132,7 +134,7 @@ export async function onEvents(events) {
       if (kind === 'instance') due.add('compositions');
       else if (acceptTransition(kind, event)) due.add('lifecycles');
     } else if (type.startsWith('annotation.')) due.add('annotations');
-    else if (type.startsWith('alert.')) due.add('alerts');
+    else if (type.startsWith('alert.') || type.startsWith('delivery.')) due.add('alerts');
     else if (type.startsWith('object.')) due.add('objects');
     else if (type.startsWith('fault.')) due.add('faults');
     else if (type.startsWith('sandbox.')) sandboxesChanged();

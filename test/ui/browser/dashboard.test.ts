@@ -66,6 +66,19 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in Chromium', () => {
     await waitForText(page.locator('#clock-time'), '09:00:00');
   });
 
+  it('lists the latest deliveries of the outbox, as a fire makes them', async () => {
+    await waitForText(page.locator('#deliveries'), 'no delivery yet');
+    const uid = '5f0c7a2e-9d41-4b7a-8c3e-1a2b3c4d5e6f';
+    expect((await served.app.inject({ method: 'POST', url: `/concerto/mpulse/api/alerts/${uid}/fire` })).statusCode).toBe(204);
+    // One per channel, newest first: the webhook after the e-mail, both kept in the outbox only (nothing is sent by default).
+    const items = page.locator('#deliveries li');
+    await waitForText(items.first(), `fire ${uid} → webhook https://hooks.example.com/alerts/checkout`);
+    await waitForText(items.nth(1), `fire ${uid} → email ops@example.com`);
+    await waitForText(items.first().locator('.badge'), 'stored');
+    await waitForText(items.first(), 'DELIVERY_ALLOW_HOSTS');
+    await served.app.inject({ method: 'POST', url: `/concerto/mpulse/api/alerts/${uid}/clear` });
+  });
+
   it("reads without filling the request journal: the page's own requests are marked and left out", async () => {
     const newest = async () => (await served.app.inject({ url: '/_emulator/journal?limit=1' })).json().entries[0]?.id ?? -1;
     const before = await newest();

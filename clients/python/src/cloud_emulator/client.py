@@ -255,11 +255,24 @@ class EmulatorClient:
         return self._call("GET", "/alerts")  # type: ignore[no-any-return]
 
     def alert(self, uid: str) -> JSON:
-        """One alert, with the history of what each fire and clear carried."""
+        """One alert, with the history of what each fire and clear carried, and its latest deliveries."""
         return self._call("GET", f"/alerts/{_segment(uid)}")  # type: ignore[no-any-return]
 
     def set_alert_enabled(self, uid: str, enabled: bool) -> JSON:
         return self._call("PATCH", f"/alerts/{_segment(uid)}", body={"enabled": enabled})  # type: ignore[no-any-return]
+
+    def deliveries(
+        self,
+        *,
+        alert: Optional[str] = None,
+        channel: Optional[str] = None,
+        status: Optional[str] = None,
+        limit: Optional[int] = None,
+        before: Optional[int] = None,
+    ) -> JSON:
+        """One page of the outbox of alert deliveries, newest first; ``next`` in the answer is the ``before`` of the next page."""
+        query = {"alert": alert, "channel": channel, "status": status, "limit": limit, "before": before}
+        return self._call("GET", "/deliveries", query=query)  # type: ignore[no-any-return]
 
     # ---- compositions -------------------------------------------------------------------
 
