@@ -6,6 +6,7 @@ import { storageLedgerOf, type StorageAccount, type StorageSettings } from '../c
 import { ALERT_HISTORY_LIMIT, type Alert, type AlertEvent, type AlertSections, type FireContent } from './schemas.js';
 import { RuleWatch, describeRule, unitOf, type RuleChange, type RumSource } from './rules.js';
 import { Outbox, type DeliverySettings, type OutboxContext } from './deliveries.js';
+import type { DeliveryQuery } from './delivery-schemas.js';
 
 /**
  * Alerts and everything sent through them. Each fire and clear is recorded with its time
@@ -142,6 +143,12 @@ export class AlertStore {
   }
 
   /** Every alert with its state and history, in fixture order. */
+  /** A page of the outbox (Outbox.list), once every rule is brought up to now: a fire a rule made while nobody looked is in it. */
+  deliveries(query?: DeliveryQuery): ReturnType<Outbox['list']> {
+    this.settle();
+    return this.outbox.list(query);
+  }
+
   list(): Alert[] {
     this.settle();
     return [...this.alerts.values()].map((a) => structuredClone(a));

@@ -19,7 +19,7 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }
         response: { 200: DeliveryListSchema, 400: ErrorBodySchema },
       },
     },
-    async (request) => world(request).stores.alerts.outbox.list(request.query),
+    async (request) => world(request).stores.alerts.deliveries(request.query),
   );
   // 405 for the methods a path does not serve, from the routes above.
   refuseOthers();

@@ -94,7 +94,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandboxes: Sandboxes; wo
           throw invalid('body: expected a JSON object with the state sections (users, tokens, grids, ...), or no body for the seed');
         }
         const state = read?.kind === 'state' ? read.state : undefined;
-        if (state) refuseDemo(state);
+        if (state) refuseDemo(state, world(request).seedState);
         // The long part of building the sandbox's stores, in slices; then the sandbox at once.
         if (state) await world(request).prepare(state);
         trustImported(world(request).config, state);

@@ -126,13 +126,16 @@ export function clockModeOf(query: unknown): ClockMode | undefined {
 }
 
 /**
- * A state sent to a world (an import, a sandbox's state) without a `demo`: the demo's title
- * and subtitle belong to the fixtures (the dashboard's presenter view reads them from the
- * seed), so a world's state has no place to keep them; refused rather than dropped.
+ * A state sent to a world (an import, a sandbox's state) with a `demo` other than the seed's:
+ * the demo's title and subtitle belong to the fixtures (the dashboard's presenter view reads
+ * them from the seed), so a world's state has no place to keep another; refused rather than
+ * dropped. The seed's own (a state made from the fixture folder) is taken as what it is.
  */
-export function refuseDemo(state: State): void {
-  if (state.demo !== undefined) {
-    throw badRequest("body: $.demo: the demo's title is the fixtures' (FIXTURES_DIR), read by the dashboard's presenter view; a state sent to a world cannot change it: leave demo out");
+export function refuseDemo(state: State, seed: { readonly demo?: unknown }): void {
+  if (state.demo !== undefined && JSON.stringify(state.demo) !== JSON.stringify(seed.demo)) {
+    throw badRequest(
+      "body: $.demo: the demo's title is the fixtures' (FIXTURES_DIR), read by the dashboard's presenter view; a state sent to a world cannot change it: leave demo out, or send the fixtures' own",
+    );
   }
 }
 
@@ -310,7 +313,7 @@ export const stateRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
         }
         if (read.kind === 'invalid-json') throw new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY();
         if (read.kind !== 'state') throw badRequest(NOT_A_STATE);
-        refuseDemo(read.state);
+        refuseDemo(read.state, world(request).seedState);
         const counts = sectionCounts(read.state);
         // The long part of building the stores, in slices; then the whole state at once.
         await world(request).prepare(read.state);

@@ -25,4 +25,18 @@ describe('the demo seed', () => {
     ]);
     expect(after.history[0].message).toMatch(/^Shop page load time: median PageLoad above 4 s for 5 minutes on shop\.example\.com \(\d+(\.\d+)? s\)$/);
   });
+
+  it("makes the rule's deliveries, one per channel at the rule's instants, seen by a read of the outbox alone", async () => {
+    let clock;
+    ({ app, clock } = await makeDemoApp());
+    clock.advance(30 * MIN);
+    // No read of the alerts first: the outbox brings the rules up to now itself.
+    const { deliveries } = (await app.inject({ url: '/_emulator/deliveries?alert=shop-page-load' })).json();
+    expect(deliveries.map((d: { action: string; channel: string; createdAt: number; status: string }) => [d.action, d.channel, d.createdAt, d.status]).sort()).toEqual([
+      ['clear', 'email', T0 + 18 * MIN, 'stored'],
+      ['clear', 'webhook', T0 + 18 * MIN, 'stored'],
+      ['fire', 'email', T0 + 7 * MIN, 'stored'],
+      ['fire', 'webhook', T0 + 7 * MIN, 'stored'],
+    ]);
+  });
 });

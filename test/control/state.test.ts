@@ -142,10 +142,10 @@ describe('bodies the control API does not keep', () => {
     expect((await app.inject({ url: '/_emulator/lifecycles/grid/101' })).json().state).toBe('LOADED');
   });
 
-  it("a state import or a sandbox's state with the fixtures' demo title is refused, naming it, and changes nothing", async () => {
+  it("a state import or a sandbox's state with another demo title than the fixtures' is refused, naming it, and changes nothing; the fixtures' own is taken", async () => {
     ({ app } = await makeApp(fullSeed()));
     const state = { ...(await exportState()), demo: { title: 'Another demo' } };
-    const message = "body: $.demo: the demo's title is the fixtures' (FIXTURES_DIR), read by the dashboard's presenter view; a state sent to a world cannot change it: leave demo out";
+    const message = "body: $.demo: the demo's title is the fixtures' (FIXTURES_DIR), read by the dashboard's presenter view; a state sent to a world cannot change it: leave demo out, or send the fixtures' own";
     const imported = await app.inject({ method: 'PUT', url: '/_emulator/state', payload: { ...state, grids: [] } });
     expect(imported.statusCode).toBe(400);
     expect(imported.json().message).toBe(message);
@@ -154,6 +154,13 @@ describe('bodies the control API does not keep', () => {
     expect(sandbox.statusCode).toBe(400);
     expect(sandbox.json().message).toBe(message);
     expect((await app.inject({ url: '/_emulator/sandboxes/w1' })).statusCode).toBe(404);
+    // A state made from the fixture folder carries the fixtures' own demo: taken.
+    await app.close();
+    ({ app } = await makeApp({ ...fullSeed(), demo: { title: 'Seed demo' } }));
+    const own = { ...(await exportState()), demo: { title: 'Seed demo' } };
+    expect((await app.inject({ method: 'PUT', url: '/_emulator/state', payload: own })).statusCode).toBe(200);
+    expect((await app.inject({ method: 'PUT', url: '/_emulator/sandboxes/w1', payload: own })).statusCode).toBe(201);
+    expect((await app.inject({ method: 'PUT', url: '/_emulator/state', payload: { ...own, demo: { title: 'Other' } } })).statusCode).toBe(400);
   });
 });
 

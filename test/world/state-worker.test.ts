@@ -47,7 +47,8 @@ async function outcome(read: () => StateBody | Promise<StateBody>): Promise<Stat
 
 /** The demo seed with enough annotations for the state to come back in several slices. */
 async function largeState(): Promise<State> {
-  const demo = await loadFixtures(BUNDLED_FIXTURES_DIR);
+  // The presenter view's title belongs to the fixtures the emulator started with (these tests start it with none): left out.
+  const { demo: _title, ...demo } = await loadFixtures(BUNDLED_FIXTURES_DIR);
   const extra = Array.from({ length: 4000 }, (_, i) => ({ ...demo.annotations[0], id: 7_000_000 + i, title: `Deploy ${i}` }));
   return { ...demo, $schema: './fixture.schema.json', annotations: [...demo.annotations, ...extra] };
 }
@@ -188,7 +189,7 @@ describe('a posted state read in a worker thread', () => {
 
   it("keeps one world's large import from holding up another world's", async () => {
     ({ app } = await makeApp({}));
-    const demo = await loadFixtures(BUNDLED_FIXTURES_DIR);
+    const { demo: _title, ...demo } = await loadFixtures(BUNDLED_FIXTURES_DIR);
     const many = Array.from({ length: 60_000 }, (_, i) => ({ ...demo.annotations[0], id: 9_000_000 + i, title: `Deploy ${i}` }));
     const big = JSON.stringify({ ...demo, annotations: [...demo.annotations, ...many] });
     const small = JSON.stringify(demo);

@@ -169,9 +169,9 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard follows the event stream', () => 
     await settle();
     // No read of the clock: the events said it all. A clock change may end a composition's
     // play, moves the real-user chart's last 24 hours, and, an hour on, the value of the demo's
-    // threshold rule: those are read again, nothing else.
+    // threshold rule with the deliveries its fires make: those are read again, nothing else.
     expect(requests).not.toContain('GET /_emulator/clock');
-    const expected = [/^GET \/_emulator\/compositions\/instances$/, /\/timers-metrics$/, /\/annotations\/v1$/, /^GET \/_emulator\/incidents$/, /^GET \/_emulator\/alerts$/];
+    const expected = [/^GET \/_emulator\/compositions\/instances$/, /\/timers-metrics$/, /\/annotations\/v1$/, /^GET \/_emulator\/incidents$/, /^GET \/_emulator\/alerts$/, /^GET \/_emulator\/deliveries$/];
     expect(requests.filter((r) => !expected.some((re) => re.test(r)))).toEqual([]);
   });
 
