@@ -32,7 +32,8 @@ describe('the demo seed', () => {
     clock.advance(30 * MIN);
     // No read of the alerts first: the outbox brings the rules up to now itself.
     const { deliveries } = (await app.inject({ url: '/_emulator/deliveries?alert=shop-page-load' })).json();
-    expect(deliveries.map((d: { action: string; channel: string; createdAt: number; status: string }) => [d.action, d.channel, d.createdAt, d.status]).sort()).toEqual([
+    type Seen = { action: string; channel: string; createdAt: number; status: string };
+    expect(deliveries.map((d: Seen) => [d.action, d.channel, d.createdAt, d.status]).sort()).toEqual([
       ['clear', 'email', T0 + 18 * MIN, 'stored'],
       ['clear', 'webhook', T0 + 18 * MIN, 'stored'],
       ['fire', 'email', T0 + 7 * MIN, 'stored'],
