@@ -309,7 +309,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard sign-in', () => {
   });
   afterAll(async () => browser?.close());
 
-  it("signs in as the seed's first user when it has no demo user, without a refused log-in", { timeout: 40_000 }, async () => {
+  it("signs in as the seed's first user when it has no demo user, without a refused log-in", { timeout: 90_000 }, async () => {
     served = await serve(authSeed());
     const page = await browser.newPage();
     const refused: string[] = [];
@@ -322,7 +322,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard sign-in', () => {
     await page.close();
   });
 
-  it("offers the world's users and tokens in the sign-in dialog, and says why a log-in failed", { timeout: 40_000 }, async () => {
+  it("offers the world's users and tokens in the sign-in dialog, and says why a log-in failed", { timeout: 90_000 }, async () => {
     const other = { userName: 'other@example.com', password: 'pw2', tenant: 'Default' };
     served = await serve({ ...authSeed(), users: [{ ...TEST_USER }, other], tokens: [{ token: 'forever', userName: other.userName, neverExpires: true }] });
     const page = await browser.newPage();
@@ -347,7 +347,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard sign-in', () => {
     await page.close();
   });
 
-  it('asks for credentials when the world has no user at all', { timeout: 40_000 }, async () => {
+  it('asks for credentials when the world has no user at all', { timeout: 90_000 }, async () => {
     served = await serve({});
     const page = await browser.newPage();
     await page.goto(served.url);
@@ -357,7 +357,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard sign-in', () => {
     await page.close();
   });
 
-  it('asks for the admin token once when ADMIN_TOKEN is set, and keeps it for the tab', { timeout: 40_000 }, async () => {
+  it('asks for the admin token once when ADMIN_TOKEN is set, and keeps it for the tab', { timeout: 90_000 }, async () => {
     served = await serveDemo({ adminToken: 'let-me-in' });
     const page = await browser.newPage();
     await page.goto(served.url);

@@ -20,7 +20,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the layout of the page, in Chromium', () => {
   });
 
   for (const width of [1440, 1280, 1000]) {
-    it(`keeps the top bar as it is at first paint once everything is read (${width} px wide)`, { timeout: 40_000 }, async () => {
+    it(`keeps the top bar as it is at first paint once everything is read (${width} px wide)`, { timeout: 90_000 }, async () => {
       const page = await browser.newPage({ viewport: { width, height: 900 } });
       // The first paint, held: no answer of the control API comes until it is measured.
       let release!: () => void;
@@ -65,7 +65,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the layout of the page, in Chromium', () => {
     });
   }
 
-  it('leaves out the label of a tick that the "now" label would lie over', { timeout: 40_000 }, async () => {
+  it('leaves out the label of a tick that the "now" label would lie over', { timeout: 90_000 }, async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(served.url);
     await waitForText(page.locator('#clock-time'), '09:00:00');

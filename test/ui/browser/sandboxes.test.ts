@@ -60,7 +60,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard sandbox picker', () => {
     await page.locator('#sandbox-form button[type=submit]').click();
   }
 
-  it('makes sandbox w1, drives it and only it, switches back, and deletes it', { timeout: 40_000 }, async () => {
+  it('makes sandbox w1, drives it and only it, switches back, and deletes it', { timeout: 90_000 }, async () => {
     await open();
     expect(await page.title()).toContain('default');
     expect(await select().inputValue()).toBe('');
