@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { PATHS } from '../../src/http/paths.js';
-import { makeApp } from '../helpers/app.js';
+import { controlOperations, matchesCall, operationName } from '../helpers/control-operations.js';
 
 /**
  * The Python package (clients/python) has a method for every operation of the control API,
@@ -21,9 +21,6 @@ const NOT_IN_PYTHON: Record<string, string> = {};
 
 /** A call's path with each `{...}` of its f-string as one segment: `/lifecycles/{_segment(kind)}/x` -> `/lifecycles/_/x`. */
 const called = (path: string) => path.replace(/\{[^}]*\}/g, '_');
-/** Whether an operation's path (`/lifecycles/{kind}/{id}/fail`) matches a called path, each `{param}` one segment. */
-const matches = (pattern: string, path: string) =>
-  pattern.split('/').length === path.split('/').length && pattern.split('/').every((p, i) => p.startsWith('{') || p === path.split('/')[i]);
 
 describe('the Python client', () => {
   const source = readFileSync(SOURCE, 'utf8');
@@ -32,25 +29,15 @@ describe('the Python client', () => {
     const calls = [...source.matchAll(/self\._(?:call|stream)\(\s*"([A-Z]+)",\s*f?"([^"]*)"/g)].map((m) => ({ method: m[1], path: called(m[2]) }));
     expect(calls.length).toBeGreaterThan(10);
 
-    const { app } = await makeApp();
-    try {
-      await app.ready();
-      const document = app.swagger() as { paths: Record<string, Record<string, unknown>> };
-      const operations = Object.entries(document.paths)
-        .filter(([path]) => path.startsWith('/_emulator/'))
-        .flatMap(([path, item]) => Object.keys(item).filter((m) => m !== 'head').map((m) => ({ method: m.toUpperCase(), path: path.slice('/_emulator'.length) })));
-      expect(operations.length).toBeGreaterThan(10);
-      const name = (o: { method: string; path: string }) => `${o.method} /_emulator${o.path}`;
-      const stale = Object.keys(NOT_IN_PYTHON).filter((excluded) => !operations.some((o) => name(o) === excluded));
-      expect(stale, 'entries of NOT_IN_PYTHON that are no operation of the control API').toEqual([]);
-      const missing = operations
-        .filter((o) => !(name(o) in NOT_IN_PYTHON))
-        .filter((o) => !calls.some((c) => c.method === o.method && matches(o.path, c.path)))
-        .map(name);
-      expect(missing, 'control operations without a method in clients/python/src/cloud_emulator/client.py').toEqual([]);
-    } finally {
-      await app.close();
-    }
+    const operations = await controlOperations();
+    expect(operations.length).toBeGreaterThan(10);
+    const stale = Object.keys(NOT_IN_PYTHON).filter((excluded) => !operations.some((o) => operationName(o) === excluded));
+    expect(stale, 'entries of NOT_IN_PYTHON that are no operation of the control API').toEqual([]);
+    const missing = operations
+      .filter((o) => !(operationName(o) in NOT_IN_PYTHON))
+      .filter((o) => !calls.some((c) => c.method === o.method && matchesCall(o.path, c.path)))
+      .map(operationName);
+    expect(missing, 'control operations without a method in clients/python/src/cloud_emulator/client.py').toEqual([]);
   });
 
   it("has the server's base paths, for client.urls", () => {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { makeApp } from '../helpers/app.js';
+import { controlOperations, matchesCall, operationName } from '../helpers/control-operations.js';
 
 /**
  * Every operation of the control API has a method in the typed client (src/client/index.ts):
@@ -10,8 +10,6 @@ import { makeApp } from '../helpers/app.js';
 
 /** A client call's path with each `${...}` as one segment: `/lifecycles/environment/${id}/fail` -> `/lifecycles/environment/_/fail`. */
 const called = (path: string) => path.replace(/\$\{[^}]*\}/g, '_');
-/** Whether an operation's path (`/lifecycles/{kind}/{id}/fail`) matches a called path, each `{param}` one segment. */
-const matches = (pattern: string, path: string) => pattern.split('/').length === path.split('/').length && pattern.split('/').every((p, i) => p.startsWith('{') || p === path.split('/')[i]);
 
 describe('the typed client', () => {
   it('has a method for every operation of the control API', async () => {
@@ -19,20 +17,9 @@ describe('the typed client', () => {
     const calls = [...source.matchAll(/this\.call(?:<[^>]*>)?\(\s*'([A-Z]+)',\s*['`]([^'`]*)['`]/g)].map((m) => ({ method: m[1], path: called(m[2]) }));
     expect(calls.length).toBeGreaterThan(10);
 
-    const { app } = await makeApp();
-    try {
-      await app.ready();
-      const document = app.swagger() as { paths: Record<string, Record<string, unknown>> };
-      const operations = Object.entries(document.paths)
-        .filter(([path]) => path.startsWith('/_emulator/'))
-        .flatMap(([path, item]) => Object.keys(item).filter((m) => m !== 'head').map((m) => ({ method: m.toUpperCase(), path: path.slice('/_emulator'.length) })));
-      expect(operations.length).toBeGreaterThan(10);
-      const missing = operations
-        .filter((o) => !calls.some((c) => c.method === o.method && matches(o.path, c.path)))
-        .map((o) => `${o.method} /_emulator${o.path}`);
-      expect(missing, 'control operations without a method in src/client/index.ts').toEqual([]);
-    } finally {
-      await app.close();
-    }
+    const operations = await controlOperations();
+    expect(operations.length).toBeGreaterThan(10);
+    const missing = operations.filter((o) => !calls.some((c) => c.method === o.method && matchesCall(o.path, c.path))).map(operationName);
+    expect(missing, 'control operations without a method in src/client/index.ts').toEqual([]);
   });
 });
