@@ -248,7 +248,7 @@ export async function takeSnapshot(options: SnapshotOptions): Promise<SnapshotRe
   const appKeys = new Map<number, string>();
   const domains: Obj[] = domainObjects.map((d) => {
     const key = attr(d, 'apiKey');
-    const domain: Obj = { id: d.id, name: d.name, tenant: tenantOf(d) };
+    const domain: Obj = { id: d.id, name: mask.text(d.name), tenant: tenantOf(d) };
     if (key) {
       appKeys.set(d.id, key);
       domain.apiKey = mask.appKey(key);
@@ -263,7 +263,7 @@ export async function takeSnapshot(options: SnapshotOptions): Promise<SnapshotRe
   for (const g of bounded(of('grid'), 'grids')) {
     const read = (await reader.get(`${PATHS.provisioning}/grid/${g.id}`)) as Obj;
     const servers = Array.isArray(read.cloudServers) ? (read.cloudServers as Obj[]).filter(isObj) : [];
-    const grid: Obj = { id: g.id, name: g.name, monitors: attr(g, 'monitors') === 'true' };
+    const grid: Obj = { id: g.id, name: mask.text(g.name), monitors: attr(g, 'monitors') === 'true' };
     const state = str(read.state, 'LOADED');
     const locations = new Map<number, string>();
     for (const l of (isObj(read.statistics) && Array.isArray(read.statistics.locations) ? read.statistics.locations : []) as Obj[]) {
@@ -328,7 +328,7 @@ export async function takeSnapshot(options: SnapshotOptions): Promise<SnapshotRe
     const cs = isObj(read.cloudServer) ? read.cloudServer : {};
     const rsdb: Obj = {
       id: r.id,
-      name: r.name,
+      name: mask.text(r.name),
       cloudType: str(cs.cloudType, attr(r, 'cloudType') ?? 'EC2'),
       instanceSize: str(cs.instanceSize, attr(r, 'instanceSize') ?? 'unknown') || 'unknown',
       launchCPAName: str(cs.launchCPAName) || 'unknown',
@@ -347,7 +347,7 @@ export async function takeSnapshot(options: SnapshotOptions): Promise<SnapshotRe
     const main = isObj(read.mainInstance) ? read.mainInstance : {};
     const environment: Obj = {
       id: e.id,
-      name: e.name,
+      name: mask.text(e.name),
       databaseInstance: { cloudType: str(db.cloudType, attr(e, 'cloudType') ?? 'EC2'), instanceSize: str(db.instanceSize, attr(e, 'databaseInstanceSize') ?? 'unknown') || 'unknown' },
       mainInstance: { cloudType: str(main.cloudType, attr(e, 'cloudType') ?? 'EC2'), instanceSize: str(main.instanceSize, attr(e, 'mainInstanceSize') ?? 'unknown') || 'unknown' },
     };
@@ -454,7 +454,7 @@ export async function takeSnapshot(options: SnapshotOptions): Promise<SnapshotRe
     if (created !== undefined) entry.created = created;
     if (lastModified !== undefined) entry.lastModified = lastModified;
     if (owned && entry.description === undefined && entry.attributes === undefined && entry.body === undefined && entry.references === undefined) continue;
-    if (owned) entry.name = o.type === 'alert' ? mask.text(o.name) : o.name;
+    if (owned) entry.name = mask.text(o.name);
     objects.push(entry);
   }
   for (const type of DERIVED) {
