@@ -191,6 +191,25 @@ describe('snapshot of a stand-in for the service', () => {
     expect(await readFile(join(other, 'users.json'), 'utf8')).not.toBe(await readFile(join(snapDir, 'users.json'), 'utf8'));
   }, 120_000);
 
+  it("writes a real-user model per app from the stand-in's last 24 hours: its median page load time and its page groups", async () => {
+    const query = JSON.parse(await readFile(join(snapDir, 'query.json'), 'utf8')) as {
+      rumModels: Array<{ domainId: number; pageLoadMedianMs: number; pageGroups?: Array<{ name: string; share: number }> }>;
+    };
+    const login = await fetch(`${standInUrl}${REPO}/Tokens`, { method: 'PUT', headers: json, body: JSON.stringify({ apiToken: SECRET.apiTokens[0] }) });
+    const { token } = (await login.json()) as { token: string };
+    handedOut.push(token);
+    const shop = seed.domains.find((d) => d.name === 'shop.example.com')!;
+    const base = `${standInUrl}/concerto/mpulse/api/v2/${shop.apiKey as string}`;
+    const summary = (await (await fetch(`${base}/summary?format=json&date-comparator=Last24Hours`, { headers: { authentication: token } })).json()) as { median: string };
+    const groups = (await (await fetch(`${base}/page-groups?format=json&date-comparator=Last24Hours`, { headers: { authentication: token } })).json()) as {
+      data: Array<[string, number, string, number, string]>;
+    };
+    const model = query.rumModels.find((m) => m.domainId === shop.id)!;
+    expect(model.pageLoadMedianMs).toBe(Math.round(Number(summary.median)));
+    expect(model.pageGroups!.map((g) => g.name)).toEqual(groups.data.map((row) => row[0]));
+    expect(query.rumModels.map((m) => m.domainId).sort()).toEqual(seed.domains.filter((d) => (d.tenant ?? 'Default') === 'Default').map((d) => d.id).sort());
+  });
+
   it('sends the log-in and GETs only: through a recorder that refuses every other call, nothing is refused', async () => {
     const recording = join(dir, 'snapshot-calls.jsonl');
     const recorder = await startRecorder({ target: new URL(standInUrl), out: recording });
