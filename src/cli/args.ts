@@ -115,7 +115,7 @@ export function parseArgs(argv: readonly string[]): Command {
     return { kind: 'check', overrides, dir: positional[1] };
   }
   if (positional.length) {
-    throw new UsageError(`unexpected argument '${positional[0]}': options start with -- and the commands are 'check', 'record', 'verify' and 'mcp', each first (see --help)`);
+    throw new UsageError(`unexpected argument '${positional[0]}': options start with -- and the commands are 'check', 'record', 'verify', 'snapshot' and 'mcp', each first (see --help)`);
   }
   return { kind: 'serve', overrides };
 }
@@ -180,6 +180,15 @@ Usage:
                                         answers differ by JSON path; exit: 0 none but
                                         ignored ones, 1 differences, 2 bad input
                                         (docs/parity.md)
+  cloud-emulator snapshot --target URL --out DIR (--user NAME --password P | --api-token T)
+                        [--tenant T] [--mask-key K] [--max-objects N] [--max-bytes N]
+                        [--timeout-ms N]
+                                        reads a tenant of the service at URL (log-in and
+                                        GETs only) into a fixture folder DIR that 'check'
+                                        accepts, secrets and personal data replaced; lists
+                                        what it could not carry in DIR/SNAPSHOT-REPORT.md;
+                                        exit: 0 written, 1 the target answered an error,
+                                        2 bad input (docs/parity.md#snapshot)
   cloud-emulator mcp [mcp options]      a Model Context Protocol server over stdio, for
                                         coding agents, steering a running emulator; the
                                         same server is at http://HOST:PORT${PATHS.control}/mcp

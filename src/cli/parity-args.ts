@@ -1,6 +1,7 @@
 import { didYouMean } from '../core/suggest.js';
 import { UsageError } from './args.js';
 import { DEFAULT_RECORDED_BODY_MAX_BYTES, DEFAULT_RECORDING_MAX_BYTES } from './record.js';
+import { DEFAULT_SNAPSHOT_MAX_BYTES, DEFAULT_SNAPSHOT_MAX_OBJECTS, DEFAULT_SNAPSHOT_TIMEOUT_MS } from './snapshot.js';
 
 /** The command lines of `record` and `verify` (see docs/parity.md). */
 
@@ -139,5 +140,78 @@ export function parseVerifyArgs(argv: readonly string[]): VerifyCommand {
     junit: text(options, 'junit', 'verify'),
     token: text(options, 'token', 'verify'),
     adminToken: text(options, 'admin-token', 'verify'),
+  };
+}
+
+export interface SnapshotCommand {
+  kind: 'snapshot';
+  target: URL;
+  out: string;
+  userName?: string;
+  password?: string;
+  apiToken?: string;
+  tenant?: string;
+  maskKey?: string;
+  maxObjects: number;
+  maxBytes: number;
+  timeoutMs: number;
+}
+
+const SNAPSHOT_OPTIONS: Spec = {
+  target: 'value',
+  out: 'value',
+  user: 'value',
+  password: 'value',
+  'api-token': 'value',
+  tenant: 'value',
+  'mask-key': 'value',
+  'max-objects': 'value',
+  'max-bytes': 'value',
+  'timeout-ms': 'value',
+};
+
+/**
+ * `snapshot --target <base URL> --out DIR (--user NAME [--password P] | --api-token T) [--tenant T] [--mask-key K]
+ * [--max-objects N] [--max-bytes N] [--timeout-ms N]`. The password, API token and mask key may come from the
+ * environment instead (SNAPSHOT_PASSWORD, SNAPSHOT_API_TOKEN, SNAPSHOT_MASK_KEY), so they stay out of the process list.
+ */
+export function parseSnapshotArgs(argv: readonly string[], env: Record<string, string | undefined> = {}): SnapshotCommand {
+  const { options, positional } = readOptions('snapshot', argv, SNAPSHOT_OPTIONS);
+  if (positional.length) throw new UsageError(`snapshot: unexpected argument '${positional[0]}' (the target is given as --target <base URL>, the folder as --out <dir>)`);
+  const targetText = text(options, 'target', 'snapshot');
+  if (targetText === undefined) throw new UsageError("snapshot: option '--target' is required: the base URL of the service to read, e.g. --target https://service.example.com");
+  let target: URL;
+  try {
+    target = new URL(targetText);
+  } catch {
+    throw new UsageError(`snapshot: option '--target' must be an http or https URL, got '${targetText}'`);
+  }
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new UsageError(`snapshot: option '--target' must be an http or https URL, got '${targetText}'`);
+  if (target.search || target.hash) throw new UsageError(`snapshot: option '--target' is a base URL: no query or fragment, got '${targetText}'`);
+  const out = text(options, 'out', 'snapshot');
+  if (out === undefined) throw new UsageError("snapshot: option '--out' is required: the folder to write the fixtures to");
+  const userName = text(options, 'user', 'snapshot');
+  const password = text(options, 'password', 'snapshot') ?? (env.SNAPSHOT_PASSWORD || undefined);
+  const apiToken = text(options, 'api-token', 'snapshot') ?? (env.SNAPSHOT_API_TOKEN || undefined);
+  if (apiToken !== undefined && (userName !== undefined || text(options, 'password', 'snapshot') !== undefined)) {
+    throw new UsageError("snapshot: give either '--user' and '--password', or '--api-token', not both");
+  }
+  if (apiToken === undefined && (userName === undefined || password === undefined)) {
+    throw new UsageError(
+      "snapshot: the log-in needs '--user' and '--password' (or SNAPSHOT_PASSWORD in the environment), or '--api-token' (or SNAPSHOT_API_TOKEN), as the Repository service's log-in takes them",
+    );
+  }
+  return {
+    kind: 'snapshot',
+    target,
+    out,
+    userName: apiToken === undefined ? userName : undefined,
+    password: apiToken === undefined ? password : undefined,
+    apiToken,
+    tenant: text(options, 'tenant', 'snapshot'),
+    maskKey: text(options, 'mask-key', 'snapshot') ?? (env.SNAPSHOT_MASK_KEY || undefined),
+    maxObjects: integer(options, 'max-objects', 'snapshot', DEFAULT_SNAPSHOT_MAX_OBJECTS, 1, 1_000_000),
+    maxBytes: integer(options, 'max-bytes', 'snapshot', DEFAULT_SNAPSHOT_MAX_BYTES, 1, Number.MAX_SAFE_INTEGER),
+    timeoutMs: integer(options, 'timeout-ms', 'snapshot', DEFAULT_SNAPSHOT_TIMEOUT_MS, 1, 3_600_000),
   };
 }

@@ -1,7 +1,8 @@
 import { once } from 'node:events';
 import { writeFile } from 'node:fs/promises';
 import { startEmulator, type RunningEmulator } from '../index.js';
-import type { RecordCommand, VerifyCommand } from './parity-args.js';
+import type { RecordCommand, SnapshotCommand, VerifyCommand } from './parity-args.js';
+import { SnapshotError, takeSnapshot } from './snapshot.js';
 import { startRecorder } from './record.js';
 /** Where a command writes (the process's stdout and stderr, or a test's buffers). */
 interface CliOutput {
@@ -57,5 +58,21 @@ export async function runVerify(command: VerifyCommand, output: CliOutput): Prom
     return verified(report) ? 0 : 1;
   } finally {
     await emulator?.close();
+  }
+}
+
+/**
+ * `snapshot`: reads the tenant into a fixture folder and prints its report. 0 when written,
+ * 1 when the target answered an error or could not be read (the message names the call).
+ */
+export async function runSnapshot(command: SnapshotCommand, output: CliOutput): Promise<number> {
+  try {
+    const result = await takeSnapshot(command);
+    output.out(`${result.report}\nwrote ${result.files.join(', ')} into ${command.out}\n`);
+    return 0;
+  } catch (err) {
+    if (!(err instanceof SnapshotError)) throw err;
+    output.err(`cloud-emulator: snapshot: ${err.message}\n`);
+    return 1;
   }
 }

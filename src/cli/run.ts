@@ -6,8 +6,8 @@ import { version } from '../config.js';
 import { clockNote } from '../world/seed-watch.js';
 import { helpText, parseArgs, parseMcpArgs, UsageError } from './args.js';
 import { serve, userFacingStartupError } from './serve.js';
-import { parseRecordArgs, parseVerifyArgs } from './parity-args.js';
-import { runRecord, runVerify } from './parity.js';
+import { parseRecordArgs, parseSnapshotArgs, parseVerifyArgs } from './parity-args.js';
+import { runRecord, runSnapshot, runVerify } from './parity.js';
 import { ParityInputError } from './recording.js';
 
 export interface CliOutput {
@@ -35,7 +35,8 @@ export async function runCli(
     return code;
   };
   try {
-    // `record` and `verify` have options of their own (docs/parity.md).
+    // `record`, `verify` and `snapshot` have options of their own (docs/parity.md).
+    if (argv[0] === 'snapshot' && !argv.includes('--help') && !argv.includes('-h')) return await runSnapshot(parseSnapshotArgs(argv.slice(1), env), output);
     if ((argv[0] === 'record' || argv[0] === 'verify') && !argv.includes('--help') && !argv.includes('-h')) {
       return argv[0] === 'record' ? await runRecord(parseRecordArgs(argv.slice(1)), output) : await runVerify(parseVerifyArgs(argv.slice(1)), output);
     }
