@@ -140,12 +140,16 @@ export interface OutboxContext {
 
 /**
  * A delivery of the outbox, with the bytes it is charged. One a fire or clear made has no
- * payload in `d` until an attempt needs it: `made` is what it is built from until then.
+ * payload in `d` until an attempt needs it: `alert`, `channel`, `event` and `link` are what it
+ * is built from until then (undefined once it is, and for a delivery of a loaded state).
  */
 interface Entry {
   d: Delivery;
   bytes: number;
-  made: { alert: Alert; channel: AlertChannel; event: AlertEvent; link: string } | undefined;
+  alert: Alert | undefined;
+  channel: AlertChannel | undefined;
+  event: AlertEvent | undefined;
+  link: string | undefined;
 }
 
 /**
@@ -163,7 +167,15 @@ interface SizeOf {
   bytes: number;
 }
 
-const digits = (n: number) => (n < 10 ? 1 : String(n).length);
+/** The digits of a whole number >= 0 as JSON writes it (up to 1e21), counted without writing it. */
+function digits(n: number): number {
+  let count = 1;
+  for (let power = 10; n >= power && count < 21; power *= 10) count++;
+  return count;
+}
+
+/** The attempts of a delivery that has made none: one list shared by all, frozen, replaced by its own at the first attempt. */
+const NO_ATTEMPTS: Delivery['attempts'] = Object.freeze([]) as unknown as Delivery['attempts'];
 
 /** What a fire or clear of an alert without channels makes. */
 const NOTHING_PLANNED: PlannedDeliveries = Object.freeze({ made: Object.freeze([]) as unknown as Entry[], dropped: 0, growth: 0 });
@@ -279,7 +291,7 @@ export class Outbox {
     this.worldMaxBytes = settings?.deliveriesWorldMaxBytes ?? Number.POSITIVE_INFINITY;
     this.linkBase = settings?.deliveryLinkBase ?? `http://localhost:${settings?.port ?? 8080}`;
     for (const d of [...seed].sort((a, b) => a.id - b.id)) {
-      const entry: Entry = { d: structuredClone(d), bytes: deliveryBytes(d), made: undefined };
+      const entry: Entry = { d: structuredClone(d), bytes: deliveryBytes(d), alert: undefined, channel: undefined, event: undefined, link: undefined };
       this.entries.push(entry);
       this.heldBytes += entry.bytes;
       if (d.status === 'pending') this.pending.add(entry);
@@ -294,7 +306,7 @@ export class Outbox {
     if (link === undefined) {
       const world = this.context.world === undefined ? '' : `/sandbox/${encodeURIComponent(this.context.world)}`;
       link = `${this.linkBase}${world}/_emulator/alerts/${encodeURIComponent(uid)}`;
-      // Bounded: the alerts of a world are the state's (RULE_MAX and the fixtures' own bounds), never made by a request.
+      // Bounded by the world's alerts: only an alert that exists makes deliveries.
       this.links.set(uid, link);
     }
     return link;
@@ -302,13 +314,11 @@ export class Outbox {
 
   /** A delivery's payload: kept in it, or built from what it was made of. */
   private payloadOf(entry: Entry): Record<string, unknown> {
-    const { d, made } = entry;
-    if (!made) return d.payload;
+    const { d, alert, channel, event, link } = entry;
+    if (!alert || !channel || !event || link === undefined) return d.payload;
     let last = this.lastTexts;
-    if (!last || last.alert !== made.alert || last.event !== made.event) {
-      last = this.lastTexts = { alert: made.alert, event: made.event, texts: fireTexts(made.alert, made.event, made.link) };
-    }
-    return payloadOf(d.id, made.alert, made.channel, made.event, last.texts);
+    if (!last || last.alert !== alert || last.event !== event) last = this.lastTexts = { alert, event, texts: fireTexts(alert, event, link) };
+    return payloadOf(d.id, alert, channel, event, last.texts);
   }
 
   /** A copy of a delivery, with its payload, as a list or an export shows it. */
@@ -352,10 +362,10 @@ export class Outbox {
       const stored = this.service.storedOnly(channel.type);
       // The payload keeps its place (the order of the fields) and is built when it is needed.
       const d: Delivery = stored
-        ? { id, alert: alert.uid, action: event.action, channel: channel.type, target: channel.target, status: 'stored', reason: stored, createdAt: event.at, payload: undefined!, attempts: [] }
-        : { id, alert: alert.uid, action: event.action, channel: channel.type, target: channel.target, status: 'pending', nextAttemptAt: event.at, createdAt: event.at, payload: undefined!, attempts: [] };
+        ? { id, alert: alert.uid, action: event.action, channel: channel.type, target: channel.target, status: 'stored', reason: stored, createdAt: event.at, payload: undefined!, attempts: NO_ATTEMPTS }
+        : { id, alert: alert.uid, action: event.action, channel: channel.type, target: channel.target, status: 'pending', nextAttemptAt: event.at, createdAt: event.at, payload: undefined!, attempts: NO_ATTEMPTS };
       const bytes = this.sizeOf(id, alert, channel, event, link, stored);
-      made.push({ d, bytes, made: { alert, channel, event, link } });
+      made.push({ d, bytes, alert, channel, event, link });
       adding += bytes;
       id++;
     }
@@ -436,9 +446,9 @@ export class Outbox {
   private start(entry: Entry, at: number): void {
     const { d } = entry;
     // What it sends: built now, kept with it from now on (the event stream shows it when it ends).
-    if (entry.made) {
+    if (entry.alert) {
       d.payload = this.payloadOf(entry);
-      entry.made = undefined;
+      entry.alert = entry.channel = entry.event = entry.link = undefined;
     }
     delete d.nextAttemptAt;
     this.running.add(entry);
@@ -456,6 +466,7 @@ export class Outbox {
     this.running.delete(entry);
     this.service.inFlight--;
     const { statusCode, error } = outcome;
+    if (d.attempts === NO_ATTEMPTS) d.attempts = [];
     d.attempts.push({ at, ...(statusCode !== undefined ? { statusCode } : {}), ...(error !== undefined ? { error } : {}) });
     if (outcome.ok) d.status = 'sent';
     else if (outcome.refused) d.status = 'refused';
