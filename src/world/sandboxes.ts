@@ -160,6 +160,7 @@ export class Sandboxes {
     if (existing) {
       retire(existing.world);
       this.sandboxes.set(name, { world, createdAt: existing.createdAt, lastUsedAt: now });
+      world.activate();
       return { summary: this.summaryOf(name)!, created: false };
     }
     this.add(name, world, now);
@@ -172,6 +173,7 @@ export class Sandboxes {
     const replaced = this.sandboxes.get(name)?.world;
     if (replaced) retire(replaced);
     this.sandboxes.set(name, { world, createdAt, lastUsedAt });
+    world.activate();
   }
 
   delete(name: string): boolean {
@@ -215,6 +217,7 @@ export class Sandboxes {
     if (this.sandboxes.size >= this.options.max) throw this.full(name);
     const sandbox = { world, createdAt: now, lastUsedAt: now };
     this.sandboxes.set(name, sandbox);
+    world.activate();
     this.options.onChange?.(name, 'created');
     return sandbox;
   }

@@ -51,6 +51,12 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
   private readonly unwatchClock: (() => void) | undefined;
   /** The world is gone (a sandbox deleted or replaced, the app closed): it sets no timer any more. */
   private disposed = false;
+  /**
+   * The world is in use: the default world from the start, a sandbox's once it is registered
+   * (activate()). A provisional sandbox world, which a refused request drops, starts no work
+   * due and sets no timer.
+   */
+  private active: boolean;
 
   /** Neither `seed` nor `initial` is ever changed: the stores copy what they change. */
   constructor(
@@ -66,6 +72,7 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
     /** How `initial` is loaded when it carries a clock (an export): the seed by SEED_CLOCK, any other state on its own clock. */
     initialClock: ClockMode = initial === seed ? config.seedClock : 'keep',
   ) {
+    this.active = name === undefined;
     this.current = this.build(initial, initialClock);
     this.faults = new FaultStore(clock);
     this.faults.addAll(faultsOf(initial));
@@ -114,7 +121,7 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
    * changed); without, only a change of the earliest instant sets it again.
    */
   private armDue(force: boolean): void {
-    if (this.disposed) return;
+    if (this.disposed || !this.active) return;
     const next = this.nextDueAt();
     if (!force && this.dueTimer !== undefined && next === this.dueTimerAt) return;
     clearTimeout(this.dueTimer);
@@ -134,6 +141,14 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
     }, wait);
     // Never what keeps the process running.
     this.dueTimer.unref();
+  }
+
+  /** A sandbox's world is registered: from now on it starts the work that falls due, and sets its wake-up timer. */
+  activate(): void {
+    if (this.active || this.disposed) return;
+    this.active = name === undefined;
+    this.runDue();
+    this.armDue(true);
   }
 
   /** The wake-up timers the world holds now: 0 or 1 (for tests, and the health of a shut-down world). */
@@ -163,7 +178,7 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
 
   /** Carries out what fell due by now in every store (a delivery's retry): cheap when nothing did. */
   runDue(): void {
-    if (this.dueing.length === 0) return;
+    if (this.dueing.length === 0 || !this.active) return;
     const now = this.clock.now();
     for (const i of this.dueing) i.due!(this.storeOf(i), now);
   }

@@ -326,6 +326,33 @@ describe('the wake-up timer of retries', () => {
   });
 });
 
+describe('a provisional sandbox world', () => {
+  it('that a refused request drops starts none of its seed\'s pending deliveries; once registered, it does', async () => {
+    const hook = await receiver();
+    const pending = { id: 1, alert: 'cdn-down', action: 'fire', channel: 'webhook', target: hook.url, status: 'pending', nextAttemptAt: T0, createdAt: T0, payload: { seeded: true }, attempts: [] };
+    const made = await makeApp({ ...alertSeed([{ type: 'webhook', target: hook.url }]), deliveries: [pending as never] }, { deliveryAllowHosts: '127.0.0.1' });
+    apps.push(made.app);
+    const sandboxes = (made.app as unknown as { sandboxes: { provisional(name: string): World } }).sandboxes;
+    const provisional = sandboxes.provisional.bind(sandboxes);
+    const worlds: World[] = [];
+    sandboxes.provisional = (name: string) => {
+      worlds.push(provisional(name));
+      return worlds[worlds.length - 1];
+    };
+    // Refused by the body's schema, before the world is registered.
+    expect((await fire(made.app, { message: 42 }, '/sandbox/p')).statusCode).toBe(400);
+    expect(worlds).toHaveLength(1);
+    await worlds[0].stores.alerts.outbox.settled();
+    expect(worlds[0].stores.alerts.outbox.nextAttemptAt).toBe(T0);
+    expect(worlds[0].dueTimers).toBe(0);
+    expect(hook.posts).toHaveLength(0);
+    // A request that passes registers its world, which sends the seed's delivery (and the fire's own).
+    expect((await fire(made.app, {}, '/sandbox/p')).statusCode).toBe(204);
+    await hook.got(2);
+    expect(JSON.parse(hook.posts[0].body)).toEqual({ seeded: true });
+  });
+});
+
 describe('the bytes a delivery is charged', () => {
   it('are its record, target, payload and reason, counted without its payload built, whatever its id, instant and texts', async () => {
     const channels = [
