@@ -242,11 +242,11 @@ export interface FireTexts {
   link: string;
 }
 
-export function fireTexts(alert: Alert, event: AlertEvent, link: string, time = new Date(event.at).toISOString()): FireTexts {
+export function fireTexts(alert: Alert, event: AlertEvent, link: string): FireTexts {
   const fired = event.action === 'fire';
   return {
     fired,
-    time,
+    time: new Date(event.at).toISOString(),
     subject: event.subject ?? alert.subject ?? alert.name,
     headline: fired ? event.message ?? `${alert.name} is firing` : `${alert.name} cleared`,
     link,
@@ -533,7 +533,7 @@ export class Outbox {
     return out;
   }
 
-  /** For an export in slices: each delivery copied shallowly (its attempts change while one is under way). */
+  /** For an export in slices: each delivery copied shallowly (its attempts change while one is under way), with its payload. */
   snapshot(): SectionSnapshot {
     const items: unknown[] = [];
     for (let i = this.head; i < this.entries.length; i++) {
@@ -548,7 +548,6 @@ export class Outbox {
 /** Whether a delivery passes the filters of a list. */
 const matches = (d: Delivery, q: DeliveryQuery): boolean =>
   (q.alert === undefined || d.alert === q.alert) && (q.channel === undefined || d.channel === q.channel) && (q.status === undefined || d.status === q.status);
-
 
 /**
  * A state imported through the control API (PUT /_emulator/state, a sandbox's PUT with a

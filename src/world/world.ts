@@ -146,7 +146,7 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
   /** A sandbox's world is registered: from now on it starts the work that falls due, and sets its wake-up timer. */
   activate(): void {
     if (this.active || this.disposed) return;
-    this.active = name === undefined;
+    this.active = true;
     this.runDue();
     this.armDue(true);
   }
