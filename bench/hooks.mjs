@@ -6,12 +6,13 @@
 import { join } from 'node:path';
 import { cannon, median, request, startProcess } from './lib.mjs';
 import { CASES } from './cases.mjs';
+import { QUIET_ALERT_UID } from './seeds.mjs';
 
 const caseOf = (id) => CASES.find((c) => c.id === id);
 
 /**
  * The rows: `unused` and `used` each name the server settings (env) and how it is asked
- * (a path prefix, extra headers); `setup` runs on the server of the used variant once it is up.
+ * (a path prefix, another path, extra headers); `setup` runs on the server of the used variant once it is up.
  */
 const HOOKS = [
   { hook: 'request id', case: 'grid-read', unused: {}, used: { headers: { 'x-request-id': 'bench-request-1' } }, what: 'the caller sends X-Request-Id (echoed) or not (the id is made)' },
@@ -31,6 +32,14 @@ const HOOKS = [
   },
   { hook: 'journal', case: 'grid-read', unused: { env: { JOURNAL_SIZE: '0' } }, used: {}, what: 'JOURNAL_SIZE 1,000 (the default: every request recorded) or 0' },
   { hook: 'guard (token)', case: 'alert-fire', unused: {}, used: { env: { ALERTS_REQUIRE_TOKEN: 'true' }, headers: { 'x-auth-token': 'bench-token' } }, what: 'ALERTS_REQUIRE_TOKEN: the session looked up on every fire, or not' },
+  {
+    hook: 'stored deliveries',
+    case: 'alert-fire',
+    // One process asked two ways: the seed's alert with a webhook channel, and one without channels.
+    unused: { path: `/concerto/mpulse/api/alerts/${QUIET_ALERT_UID}/fire` },
+    used: {},
+    what: 'a fire of an alert with a channel (its delivery made and stored in the outbox, the default) or of one without channels (no delivery)',
+  },
   {
     hook: 'deliveries',
     case: 'alert-fire',
@@ -67,7 +76,7 @@ export async function hooksBench({ env, work, duration, rounds, warmup, connecti
       const servers = [first, second];
       const asked = [];
       for (const [i, v] of variants.entries()) {
-        const path = (v.prefix ?? '') + ((await spec.prepare?.(servers[i].port)) ?? spec.path);
+        const path = (v.prefix ?? '') + (v.path ?? (await spec.prepare?.(servers[i].port)) ?? spec.path);
         const headers = { ...(spec.headers ?? {}), ...(v.headers ?? {}) };
         const probe = await request(servers[i].port, { method: spec.method ?? 'GET', path, headers, body: spec.body });
         if (probe.status !== status) throw new Error(`hooks, ${row.hook}: ${i ? 'used' : 'unused'} answered ${probe.status}: ${probe.text.slice(0, 200)}`);
@@ -84,9 +93,14 @@ export async function hooksBench({ env, work, duration, rounds, warmup, connecti
       }
       for (const side of runs.flat()) if (side.unexpected || side.errors) throw new Error(`hooks, ${row.hook}: unexpected answers (${side.unexpected || side.errors})`);
       const cpu = runs.map((side) => median(side.map((r) => r.cpuUs)));
+      const p50 = runs.map((side) => median(side.map((r) => r.p50)));
       const cost = median(runs[1].map((r, i) => r.cpuUs / runs[0][i].cpuUs)) - 1;
-      log(`  ${row.hook}: unused ${cpu[0].toFixed(1)} µs, used ${cpu[1].toFixed(1)} µs a request`);
-      rows.push({ ...row, spec, cpu, cost });
+      const p50Ratio = median(runs[1].map((r, i) => r.p50 / runs[0][i].p50));
+      log(
+        `  ${row.hook}: unused ${cpu[0].toFixed(1)} µs, used ${cpu[1].toFixed(1)} µs a request (${cost >= 0 ? '+' : ''}${(cost * 100).toFixed(1)}%); ` +
+          `p50 unused ${p50[0].toFixed(3)} ms, used ${p50[1].toFixed(3)} ms (ratio ${p50Ratio.toFixed(3)})`,
+      );
+      rows.push({ ...row, spec, cpu, cost, p50, p50Ratio });
     } finally {
       await first.stop();
       if (!shared) await second.stop();

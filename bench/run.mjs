@@ -381,8 +381,18 @@ async function main() {
     if (hookRows.length > 0) {
       tables.push(
         markdownTable(
-          ['hook', 'case', 'used against unused', 'CPU/req unused', 'CPU/req used', 'cost when used'],
-          hookRows.map((r) => [r.hook, r.spec.title, r.what, fmt.us(r.cpu[0]), fmt.us(r.cpu[1]), `${r.cost >= 0 ? '+' : ''}${Math.round(r.cost * 100)}%`]),
+          ['hook', 'case', 'used against unused', 'CPU/req unused', 'CPU/req used', 'cost when used', 'p50 unused', 'p50 used', 'p50 used/unused'],
+          hookRows.map((r) => [
+            r.hook,
+            r.spec.title,
+            r.what,
+            fmt.us(r.cpu[0]),
+            fmt.us(r.cpu[1]),
+            `${r.cost >= 0 ? '+' : ''}${Math.round(r.cost * 100)}%`,
+            fmt.ms(r.p50[0]),
+            fmt.ms(r.p50[1]),
+            fmt.x(r.p50Ratio),
+          ]),
         ),
       );
     }

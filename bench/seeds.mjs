@@ -12,6 +12,8 @@ export const FIRST_GRID_ID = 100_001;
 export const FIRST_ANNOTATION_ID = 1_000_001;
 export const FIRST_DOMAIN_ID = 9_001;
 export const ALERT_UID = 'bench-alert';
+/** An alert of the large seed without channels: a fire of it makes no delivery (the hooks table's `stored deliveries` row). */
+export const QUIET_ALERT_UID = 'bench-alert-quiet';
 /** The composition the result-read case plays. */
 export const HOUR_LOAD = '/Bench/Hour Load';
 /** The benchmark's large seed. */
@@ -77,7 +79,8 @@ export function filteredQuery({ domains, window = 1000, offset = 50_000 }) {
 /**
  * Writes a fixture folder: a user with a never-expiring token, `grids` grids of which
  * `startedGrids` are started on load with `serversPerGrid` servers each, `annotations`
- * annotations over `domains` domains, and one alert.
+ * annotations over `domains` domains, and two alerts (one with a
+ * webhook channel, one without channels).
  */
 export function writeSeed(dir, { grids = 1000, startedGrids = grids, serversPerGrid = 1, annotations = 100_000, domains = 10, extraUsers = 0 } = {}) {
   mkdirSync(dir, { recursive: true });
@@ -126,7 +129,10 @@ export function writeSeed(dir, { grids = 1000, startedGrids = grids, serversPerG
     ],
   });
   write('alerts.json', {
-    alerts: [{ uid: ALERT_UID, name: 'Bench alert', channels: [{ type: 'webhook', target: 'https://hooks.example.com/bench' }] }],
+    alerts: [
+      { uid: ALERT_UID, name: 'Bench alert', channels: [{ type: 'webhook', target: 'https://hooks.example.com/bench' }] },
+      { uid: QUIET_ALERT_UID, name: 'Bench alert without channels', channels: [] },
+    ],
   });
   return dir;
 }

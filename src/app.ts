@@ -236,6 +236,11 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
     app.addHook('onClose', async () => seedWatch.close());
     if (config.watch) seedWatch.start();
   }
+  // No wake-up timer outlives the app, and no delivery is started after it closed.
+  app.addHook('onClose', async () => {
+    world.dispose();
+    sandboxes.dispose();
+  });
   await app.register(controlRoutes, { prefix: CONTROL_PREFIX, world: (r) => r.world, sandboxes });
   await app.register(uiRoutes, { prefix: UI_PREFIX });
   await app.register(homeRoutes);

@@ -27,10 +27,18 @@ import {
  * Deliveries: each fire and clear of an alert makes one per enabled channel, kept in the
  * world's outbox with its payload, target, attempts and status. Sending for real is off by
  * default; with it on, an attempt is started when it falls due (at once for a new delivery,
- * at the emulated instant of each retry), and looked for lazily: after each change of the
- * world's clock and before each request to the world, never by a timer of its own. The
- * network call runs on its own; nothing waits for it, and what comes of it is written into
- * the outbox (and sent on the event stream) when it ends.
+ * at the emulated instant of each retry): looked for after each change of the world's clock,
+ * before each request to the world, and by the world's wake-up timer (world/world.ts), which
+ * the outbox tells of each change of its earliest due attempt. The network call runs on its
+ * own; nothing waits for it, and what comes of it is written into the outbox (and sent on the
+ * event stream) when it ends.
+ *
+ * A fire or clear only admits its deliveries (their bytes, worked out without building their
+ * payloads) and keeps their records, with what their payloads are made of (the alert, the
+ * channel, the event: all kept already, and never changed). A payload is built when it is
+ * needed: for the attempt that sends it (in a later turn, once the request is answered), or
+ * for whatever reads the outbox (a list, an export, a snapshot), which builds each payload it
+ * shows. A stored delivery that nobody reads never has its payload built.
  */
 
 /** The settings the outbox reads. */
@@ -112,9 +120,7 @@ export function trustTargets(config: DeliverySettings | undefined, state: object
 
 /** What a fire or clear makes, worked out before anything is kept. */
 export interface PlannedDeliveries {
-  made: Delivery[];
-  /** The bytes each of `made` is charged. */
-  bytes: number[];
+  made: Entry[];
   /** How many of the oldest finished deliveries make room. */
   dropped: number;
   growth: number;
@@ -128,12 +134,51 @@ export interface OutboxContext {
   settled?(delivery: Delivery): void;
   /** The sandbox this world is; none for the default world. */
   world?: string;
+  /** The earliest instant an attempt is due (nextAttemptAt) changed: the world sets its wake-up timer again. */
+  dueChanged?(): void;
 }
 
+/**
+ * A delivery of the outbox, with the bytes it is charged. One a fire or clear made has no
+ * payload in `d` until an attempt needs it: `alert`, `channel`, `event` and `link` are what it
+ * is built from until then (undefined once it is, and for a delivery of a loaded state).
+ */
 interface Entry {
   d: Delivery;
   bytes: number;
+  alert: Alert | undefined;
+  channel: AlertChannel | undefined;
+  event: AlertEvent | undefined;
+  link: string | undefined;
 }
+
+/**
+ * The bytes of a channel's payload for one fire's or clear's texts, with the delivery id and
+ * the event's instant taken as 0: only a webhook's payload holds either, as a number (the ISO
+ * time every type may hold is always 24 characters long), so the bytes of another id and
+ * instant follow from the count of their digits. Kept per channel for its last texts: an alert
+ * fired again and again with the same message costs no payload built to be counted.
+ */
+interface SizeOf {
+  message: string | undefined;
+  subject: string | undefined;
+  link: string;
+  /** DELIVERY_BYTES, the target, the reason and the payload at id 0 and instant 0. */
+  bytes: number;
+}
+
+/** The digits of a whole number >= 0 as JSON writes it (up to 1e21), counted without writing it. */
+function digits(n: number): number {
+  let count = 1;
+  for (let power = 10; n >= power && count < 21; power *= 10) count++;
+  return count;
+}
+
+/** The attempts of a delivery that has made none: one list shared by all, frozen, replaced by its own at the first attempt. */
+const NO_ATTEMPTS: Delivery['attempts'] = Object.freeze([]) as unknown as Delivery['attempts'];
+
+/** What a fire or clear of an alert without channels makes. */
+const NOTHING_PLANNED: PlannedDeliveries = Object.freeze({ made: Object.freeze([]) as unknown as Entry[], dropped: 0, growth: 0 });
 
 const text = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
@@ -222,6 +267,14 @@ export class Outbox {
   private nextDueAt: number | undefined;
   /** The look for due attempts scheduled after a fire or clear, until it has run. */
   private looking: Promise<void> | undefined;
+  /** The world no longer holds this outbox (reset, replaced, deleted, closed): no attempt is started any more. */
+  private disposed = false;
+  /** The bytes of each channel's payload for its last texts (SizeOf). */
+  private readonly sizes = new WeakMap<AlertChannel, { fire?: SizeOf; clear?: SizeOf }>();
+  /** The links of the alerts, by uid (linkOf). */
+  private readonly links = new Map<string, string>();
+  /** The texts of the last payload built, for the next of the same fire or clear (an export builds them in turn). */
+  private lastTexts: { alert: Alert; event: AlertEvent; texts: FireTexts } | undefined;
   private readonly storage: StorageAccount;
   private readonly service: DeliveryService;
   private readonly worldMaxBytes: number;
@@ -238,7 +291,7 @@ export class Outbox {
     this.worldMaxBytes = settings?.deliveriesWorldMaxBytes ?? Number.POSITIVE_INFINITY;
     this.linkBase = settings?.deliveryLinkBase ?? `http://localhost:${settings?.port ?? 8080}`;
     for (const d of [...seed].sort((a, b) => a.id - b.id)) {
-      const entry = { d: structuredClone(d), bytes: deliveryBytes(d) };
+      const entry: Entry = { d: structuredClone(d), bytes: deliveryBytes(d), alert: undefined, channel: undefined, event: undefined, link: undefined };
       this.entries.push(entry);
       this.heldBytes += entry.bytes;
       if (d.status === 'pending') this.pending.add(entry);
@@ -249,8 +302,47 @@ export class Outbox {
 
   /** Where a delivery links to: the alert in the control API of its world. */
   private linkOf(uid: string): string {
-    const world = this.context.world === undefined ? '' : `/sandbox/${encodeURIComponent(this.context.world)}`;
-    return `${this.linkBase}${world}/_emulator/alerts/${encodeURIComponent(uid)}`;
+    let link = this.links.get(uid);
+    if (link === undefined) {
+      const world = this.context.world === undefined ? '' : `/sandbox/${encodeURIComponent(this.context.world)}`;
+      link = `${this.linkBase}${world}/_emulator/alerts/${encodeURIComponent(uid)}`;
+      // Bounded by the world's alerts: only an alert that exists makes deliveries.
+      this.links.set(uid, link);
+    }
+    return link;
+  }
+
+  /** A delivery's payload: kept in it, or built from what it was made of. */
+  private payloadOf(entry: Entry): Record<string, unknown> {
+    const { d, alert, channel, event, link } = entry;
+    if (!alert || !channel || !event || link === undefined) return d.payload;
+    let last = this.lastTexts;
+    if (!last || last.alert !== alert || last.event !== event) last = this.lastTexts = { alert, event, texts: fireTexts(alert, event, link) };
+    return payloadOf(d.id, alert, channel, event, last.texts);
+  }
+
+  /** A copy of a delivery, with its payload, as a list or an export shows it. */
+  private copyOf(entry: Entry): Delivery {
+    const { d } = entry;
+    return { ...d, payload: this.payloadOf(entry), attempts: d.attempts.map((a) => ({ ...a })) };
+  }
+
+  /** The bytes a delivery of `channel` for `event` is charged (deliveryBytes), without building its payload. */
+  private sizeOf(id: number, alert: Alert, channel: AlertChannel, event: AlertEvent, link: string, reason: string | undefined): number {
+    let kept = this.sizes.get(channel);
+    if (!kept) this.sizes.set(channel, (kept = {}));
+    const fired = event.action === 'fire';
+    let size = fired ? kept.fire : kept.clear;
+    if (size === undefined || size.message !== event.message || size.subject !== event.subject || size.link !== link) {
+      const at0 = { ...event, at: 0 };
+      const payload = payloadOf(0, alert, channel, at0, fireTexts(alert, at0, link));
+      const payloadBytes = Buffer.byteLength(JSON.stringify(payload));
+      const bytes = DELIVERY_BYTES + Buffer.byteLength(channel.target) + payloadBytes + (reason === undefined ? 0 : Buffer.byteLength(reason));
+      size = { message: event.message, subject: event.subject, link, bytes };
+      if (fired) kept.fire = size;
+      else kept.clear = size;
+    }
+    return channel.type === 'webhook' ? size.bytes - 2 + digits(id) + digits(event.at) : size.bytes;
   }
 
   /**
@@ -259,32 +351,25 @@ export class Outbox {
    * past DELIVERIES_MAX_BYTES, throws a `full` DomainError (507) and nothing is kept.
    */
   plan(alert: Alert, event: AlertEvent): PlannedDeliveries {
-    const made: Delivery[] = [];
-    const bytes: number[] = [];
+    if (alert.channels.length === 0) return NOTHING_PLANNED;
+    const made: Entry[] = [];
     let id = this.nextId;
-    let texts: FireTexts | undefined;
+    let link: string | undefined;
     let adding = 0;
     for (const channel of alert.channels) {
       if (channel.enabled === false) continue;
-      texts ??= fireTexts(alert, event, this.linkOf(alert.uid));
+      link ??= this.linkOf(alert.uid);
       const stored = this.service.storedOnly(channel.type);
-      made.push({
-        id,
-        alert: alert.uid,
-        action: event.action,
-        channel: channel.type,
-        target: channel.target,
-        status: stored ? 'stored' : 'pending',
-        ...(stored ? { reason: stored } : { nextAttemptAt: event.at }),
-        createdAt: event.at,
-        payload: payloadOf(id, alert, channel, event, texts),
-        attempts: [],
-      });
-      bytes.push(deliveryBytes(made[made.length - 1]));
-      adding += bytes[bytes.length - 1];
+      // The payload keeps its place (the order of the fields) and is built when it is needed.
+      const d: Delivery = stored
+        ? { id, alert: alert.uid, action: event.action, channel: channel.type, target: channel.target, status: 'stored', reason: stored, createdAt: event.at, payload: undefined!, attempts: NO_ATTEMPTS }
+        : { id, alert: alert.uid, action: event.action, channel: channel.type, target: channel.target, status: 'pending', nextAttemptAt: event.at, createdAt: event.at, payload: undefined!, attempts: NO_ATTEMPTS };
+      const bytes = this.sizeOf(id, alert, channel, event, link, stored);
+      made.push({ d, bytes, alert, channel, event, link });
+      adding += bytes;
       id++;
     }
-    if (made.length === 0) return { made, bytes, dropped: 0, growth: 0 };
+    if (made.length === 0) return NOTHING_PLANNED;
     let freed = 0;
     let dropped = 0;
     for (let i = this.head; i < this.entries.length && this.heldBytes - freed + adding > this.worldMaxBytes; i++) {
@@ -296,10 +381,10 @@ export class Outbox {
     }
     const growth = adding - freed;
     this.storage.check(growth);
-    return { made, bytes, dropped, growth };
+    return { made, dropped, growth };
   }
 
-  /** Keeps what plan() worked out; the first attempts start once the request that made them is answered. */
+  /** Keeps what plan() worked out; the first attempts start (and build their payloads) once the request that made them is answered. */
   commit(planned: PlannedDeliveries): void {
     if (planned.made.length === 0) return;
     for (let i = 0; i < planned.dropped; i++) {
@@ -311,8 +396,8 @@ export class Outbox {
       this.head = 0;
     }
     this.storage.add(planned.growth);
-    for (const [i, d] of planned.made.entries()) {
-      const entry = { d, bytes: planned.bytes[i] };
+    for (const entry of planned.made) {
+      const { d } = entry;
       this.entries.push(entry);
       this.heldBytes += entry.bytes;
       this.nextId = d.id + 1;
@@ -321,21 +406,29 @@ export class Outbox {
         if (this.nextDueAt === undefined || d.nextAttemptAt! < this.nextDueAt) this.nextDueAt = d.nextAttemptAt;
       }
     }
-    // After this turn: the fire's answer and its event go first, and the request never waits for a send.
-    if (this.pending.size > 0 && !this.looking) {
-      this.looking = new Promise((resolve) =>
+    // After this turn: the fire's answer and its event go first, and the request never waits
+    // for a payload to be built or sent.
+    if (this.pending.size > 0) {
+      this.looking ??= new Promise((resolve) =>
         setImmediate(() => {
           this.looking = undefined;
           this.due(this.clock.now());
+          // One that could not start (DELIVERY_IN_FLIGHT_MAX under way) is looked for again by the world's timer.
+          if (this.pending.size > 0) this.context.dueChanged?.();
           resolve();
         }),
       );
     }
   }
 
+  /** The world no longer holds this outbox: no attempt is started any more (those under way end, and are written here). */
+  dispose(): void {
+    this.disposed = true;
+  }
+
   /** Starts every attempt due by `now` (up to DELIVERY_IN_FLIGHT_MAX under way in the process). Cheap when none is. */
   due(now: number): void {
-    if (this.nextDueAt === undefined || this.nextDueAt > now) return;
+    if (this.disposed || this.nextDueAt === undefined || this.nextDueAt > now) return;
     for (const entry of this.pending) {
       if (this.running.has(entry) || entry.d.nextAttemptAt! > now) continue;
       if (this.service.inFlight >= DELIVERY_IN_FLIGHT_MAX) break;
@@ -352,6 +445,11 @@ export class Outbox {
 
   private start(entry: Entry, at: number): void {
     const { d } = entry;
+    // What it sends: built now, kept with it from now on (the event stream shows it when it ends).
+    if (entry.alert) {
+      d.payload = this.payloadOf(entry);
+      entry.alert = entry.channel = entry.event = entry.link = undefined;
+    }
     delete d.nextAttemptAt;
     this.running.add(entry);
     this.service.inFlight++;
@@ -368,6 +466,7 @@ export class Outbox {
     this.running.delete(entry);
     this.service.inFlight--;
     const { statusCode, error } = outcome;
+    if (d.attempts === NO_ATTEMPTS) d.attempts = [];
     d.attempts.push({ at, ...(statusCode !== undefined ? { statusCode } : {}), ...(error !== undefined ? { error } : {}) });
     if (outcome.ok) d.status = 'sent';
     else if (outcome.refused) d.status = 'refused';
@@ -390,7 +489,9 @@ export class Outbox {
       const at = entry.d.nextAttemptAt!;
       if (next === undefined || at < next) next = at;
     }
+    if (next === this.nextDueAt) return;
     this.nextDueAt = next;
+    this.context.dueChanged?.();
   }
 
   /** The earliest instant a retry is due; undefined when none waits. */
@@ -411,7 +512,7 @@ export class Outbox {
         next = out[out.length - 1].id;
         break;
       }
-      out.push(copyOf(d));
+      out.push(this.copyOf(this.entries[i]));
     }
     return { total: this.size, deliveries: out, ...(next !== undefined ? { next } : {}) };
   }
@@ -428,16 +529,17 @@ export class Outbox {
   /** Every delivery, oldest first, copied. */
   export(): Delivery[] {
     const out: Delivery[] = [];
-    for (let i = this.head; i < this.entries.length; i++) out.push(copyOf(this.entries[i].d));
+    for (let i = this.head; i < this.entries.length; i++) out.push(this.copyOf(this.entries[i]));
     return out;
   }
 
-  /** For an export in slices: each delivery copied shallowly (its attempts change while one is under way). */
+  /** For an export in slices: each delivery copied shallowly (its attempts change while one is under way), with its payload. */
   snapshot(): SectionSnapshot {
     const items: unknown[] = [];
     for (let i = this.head; i < this.entries.length; i++) {
-      const { d } = this.entries[i];
-      items.push({ ...d, attempts: d.attempts.slice() });
+      const entry = this.entries[i];
+      const { d } = entry;
+      items.push({ ...d, payload: this.payloadOf(entry), attempts: d.attempts.slice() });
     }
     return { items };
   }
@@ -446,8 +548,6 @@ export class Outbox {
 /** Whether a delivery passes the filters of a list. */
 const matches = (d: Delivery, q: DeliveryQuery): boolean =>
   (q.alert === undefined || d.alert === q.alert) && (q.channel === undefined || d.channel === q.channel) && (q.status === undefined || d.status === q.status);
-
-const copyOf = (d: Delivery): Delivery => ({ ...d, attempts: d.attempts.map((a) => ({ ...a })) });
 
 /**
  * A state imported through the control API (PUT /_emulator/state, a sandbox's PUT with a

@@ -21,7 +21,7 @@ export const alerts: Interface<'alerts', typeof AlertSectionsSchema, AlertStore>
     ruleProblems(state.alerts, domains?.map((d) => d.name), problem);
   },
   // The Query API's store comes before this one in the list: its data is what the rules watch.
-  build: (state, { clock, config, stores, loadedAt, world, record }) =>
+  build: (state, { clock, config, stores, loadedAt, world, record, dueChanged }) =>
     new AlertStore(
       state,
       clock,
@@ -29,11 +29,14 @@ export const alerts: Interface<'alerts', typeof AlertSectionsSchema, AlertStore>
       { rum: stores.query as RumSource | undefined, loadedAt },
       {
         ...(world !== undefined ? { world } : {}),
+        ...(dueChanged ? { dueChanged } : {}),
         settled: (d) => record?.({ type: d.status === 'sent' ? 'delivery.sent' : 'delivery.failed', kind: 'delivery', resourceId: d.id, state: d.status, view: d }),
       },
     ),
-  // A delivery's attempts, started as the clock reaches them.
+  // A delivery's attempts, started as the clock reaches them (the world's wake-up timer is set to the next).
   due: (store, now) => store.outbox.due(now),
+  nextDueAt: (store) => store.outbox.nextAttemptAt,
+  dispose: (store) => store.outbox.dispose(),
   objects: alertObjects,
   // The threshold rules' fires and clears, which happen on their own as time passes: the event
   // stream sends them (as alert.fired and alert.cleared) and wakes for the next. They are no

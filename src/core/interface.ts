@@ -51,6 +51,11 @@ export interface BuildContext<Config = unknown> {
    * event stream, while this store is the world's; `type` is one of the stream's event types.
    */
   readonly record?: (event: WorldEventInput) => void;
+  /**
+   * The store's earliest work due at an emulated instant (`nextDueAt`) changed, while this
+   * store is the world's: the world sets its wake-up timer again.
+   */
+  readonly dueChanged?: () => void;
 }
 
 /** An event of the world's stream, as a store hands it over (world/events.ts EventInput). */
@@ -139,11 +144,15 @@ export interface InterfaceModel<Name extends string = string, Sections extends S
     snapshot(store: Store, at: number): StoreSnapshot<keyof Sections & string>;
   };
   /**
-   * Work that falls due at emulated instants (a delivery's retry), carried out lazily: the
-   * world calls it after every change of its clock and before each request it serves. Must
-   * cost next to nothing when nothing is due.
+   * Work that falls due at emulated instants (a delivery's retry): the world calls it after
+   * every change of its clock, before each request it serves, and when its wake-up timer
+   * (set to `nextDueAt`) goes off. Must cost next to nothing when nothing is due.
    */
   due?(store: Store, now: number): void;
+  /** The earliest emulated instant `due` has work for; undefined when none waits. Read to set the world's wake-up timer. */
+  nextDueAt?(store: Store): number | undefined;
+  /** The store is no longer its world's (a reset, an import, a reload, a sandbox deleted, the app closed): it starts no more work of its own. */
+  dispose?(store: Store): void;
   /** Present when the interface has lifecycles that move with the clock. */
   readonly timed?: Timed<Store>;
   /** The repository objects its store shows (a grid, a domain...), by object type, read from the store when asked. */

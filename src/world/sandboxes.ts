@@ -22,6 +22,18 @@ export type { SandboxSummary };
 /** A sandbox's world that is gone (removed, or replaced by another): what its requests added is given back to the process's bounds. */
 const releaseStorage = (world: World) => storageLedgerOf(world.config).release(world.clock);
 
+/**
+ * A sandbox's world that goes (deleted, replaced, swept): its journal gives back its share of
+ * the process's journal bytes (JOURNAL_MAX_BYTES), its stores their storage, its event streams
+ * end, and its wake-up timer goes with every delivery not yet started.
+ */
+function retire(world: World): void {
+  world.journal.clear();
+  releaseStorage(world);
+  world.events.close();
+  world.dispose();
+}
+
 interface Sandbox {
   world: World;
   createdAt: number;
@@ -146,10 +158,9 @@ export class Sandboxes {
     const existing = this.sandboxes.get(name);
     const world = this.options.create(name, state, clock);
     if (existing) {
-      existing.world.journal.clear();
-      releaseStorage(existing.world);
-      existing.world.events.close();
+      retire(existing.world);
       this.sandboxes.set(name, { world, createdAt: existing.createdAt, lastUsedAt: now });
+      world.activate();
       return { summary: this.summaryOf(name)!, created: false };
     }
     this.add(name, world, now);
@@ -160,19 +171,16 @@ export class Sandboxes {
   restore(name: string, world: World, createdAt: number, lastUsedAt: number): void {
     Sandboxes.check(name, this.options.mode);
     const replaced = this.sandboxes.get(name)?.world;
-    replaced?.journal.clear();
-    if (replaced) releaseStorage(replaced);
+    if (replaced) retire(replaced);
     this.sandboxes.set(name, { world, createdAt, lastUsedAt });
+    world.activate();
   }
 
   delete(name: string): boolean {
     // A sandbox's journal gives back its share of the process's journal bytes (JOURNAL_MAX_BYTES).
     const sandbox = this.sandboxes.get(name);
     if (!sandbox) return false;
-    sandbox.world.journal.clear();
-    releaseStorage(sandbox.world);
-    // Its event streams end with it.
-    sandbox.world.events.close();
+    retire(sandbox.world);
     this.sandboxes.delete(name);
     this.options.onChange?.(name, 'deleted');
     return true;
@@ -196,18 +204,20 @@ export class Sandboxes {
   }
 
   clear(): void {
-    for (const s of this.sandboxes.values()) {
-      s.world.journal.clear();
-      releaseStorage(s.world);
-      s.world.events.close();
-    }
+    for (const s of this.sandboxes.values()) retire(s.world);
     this.sandboxes.clear();
+  }
+
+  /** The app closes: every sandbox's wake-up timer goes, and no delivery is started any more; the worlds stay, for the state file's last write. */
+  dispose(): void {
+    for (const s of this.sandboxes.values()) s.world.dispose();
   }
 
   private add(name: string, world: World, now: number): Sandbox {
     if (this.sandboxes.size >= this.options.max) throw this.full(name);
     const sandbox = { world, createdAt: now, lastUsedAt: now };
     this.sandboxes.set(name, sandbox);
+    world.activate();
     this.options.onChange?.(name, 'created');
     return sandbox;
   }

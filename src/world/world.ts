@@ -41,6 +41,22 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
   /** Whether anything may have changed the stores since they were built. */
   private touched = false;
   private changeCount = 0;
+  /**
+   * The wake-up timer of the work due at emulated instants (a delivery's retry): one per world,
+   * set to the earliest such instant in real time (by the clock's speed), only while the clock
+   * runs and something is due. `dueTimerAt` is the emulated instant it is set for.
+   */
+  private dueTimer: NodeJS.Timeout | undefined;
+  private dueTimerAt: number | undefined;
+  private readonly unwatchClock: (() => void) | undefined;
+  /** The world is gone (a sandbox deleted or replaced, the app closed): it sets no timer any more. */
+  private disposed = false;
+  /**
+   * The world is in use: the default world from the start, a sandbox's once it is registered
+   * (activate()). A provisional sandbox world, which a refused request drops, starts no work
+   * due and sets no timer.
+   */
+  private active: boolean;
 
   /** Neither `seed` nor `initial` is ever changed: the stores copy what they change. */
   constructor(
@@ -56,6 +72,7 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
     /** How `initial` is loaded when it carries a clock (an export): the seed by SEED_CLOCK, any other state on its own clock. */
     initialClock: ClockMode = initial === seed ? config.seedClock : 'keep',
   ) {
+    this.active = name === undefined;
     this.current = this.build(initial, initialClock);
     this.faults = new FaultStore(clock);
     this.faults.addAll(faultsOf(initial));
@@ -79,13 +96,89 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
       },
       { bufferSize: config.eventsBufferSize, bufferMaxBytes: config.eventsBufferMaxBytes },
     );
-    // What falls due at emulated instants is looked for on every move of the clock (and by runDue before each request).
-    clock.watch?.(() => this.runDue());
+    // What falls due at emulated instants is looked for on every move of the clock (and by runDue
+    // before each request), and the wake-up timer set again for the clock's new time and speed.
+    this.unwatchClock = clock.watch?.(() => {
+      this.runDue();
+      this.armDue(true);
+    });
+    this.armDue(true);
+  }
+
+  /** The earliest emulated instant a store has work due at (a delivery's retry); undefined when none waits. */
+  private nextDueAt(): number | undefined {
+    let at: number | undefined;
+    for (const i of this.dueing) at = earliest(at, i.nextDueAt?.(this.storeOf(i)));
+    return at;
+  }
+
+  /**
+   * Sets the wake-up timer to the earliest work due, converted to real time with the clock's
+   * speed: none while nothing is due, while the clock is paused (frozen or at speed 0; a clock
+   * advance looks instead), or once the world is disposed. Work already due that could not
+   * start (every delivery slot of the process in use) is looked for again after
+   * DUE_RECHECK_MS. `force`: set it again even when it is set for the same instant (the clock
+   * changed); without, only a change of the earliest instant sets it again.
+   */
+  private armDue(force: boolean): void {
+    if (this.disposed || !this.active) return;
+    const next = this.nextDueAt();
+    if (!force && this.dueTimer !== undefined && next === this.dueTimerAt) return;
+    clearTimeout(this.dueTimer);
+    this.dueTimer = undefined;
+    this.dueTimerAt = undefined;
+    if (next === undefined) return;
+    const { now, scale, frozen } = this.clock.status();
+    if (frozen || !(scale > 0)) return;
+    // Rounded up, and at least 1 ms: a timer that fires early finds nothing due and is set again.
+    const wait = next <= now ? DUE_RECHECK_MS : Math.min(LONGEST_TIMER, Math.max(1, Math.ceil((next - now) / scale)));
+    this.dueTimerAt = next;
+    this.dueTimer = setTimeout(() => {
+      this.dueTimer = undefined;
+      this.dueTimerAt = undefined;
+      this.runDue();
+      this.armDue(false);
+    }, wait);
+    // Never what keeps the process running.
+    this.dueTimer.unref();
+  }
+
+  /** A sandbox's world is registered: from now on it starts the work that falls due, and sets its wake-up timer. */
+  activate(): void {
+    if (this.active || this.disposed) return;
+    this.active = true;
+    this.runDue();
+    this.armDue(true);
+  }
+
+  /** The wake-up timers the world holds now: 0 or 1 (for tests, and the health of a shut-down world). */
+  get dueTimers(): number {
+    return this.dueTimer === undefined ? 0 : 1;
+  }
+
+  /**
+   * The world is gone (a sandbox deleted or replaced, the app closed): its wake-up timer is
+   * cleared, its clock no longer watched, and its stores start no more work of their own
+   * (attempts under way end, and are written into the outbox, which an export still reads).
+   */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    clearTimeout(this.dueTimer);
+    this.dueTimer = undefined;
+    this.dueTimerAt = undefined;
+    this.unwatchClock?.();
+    this.retire(this.current);
+  }
+
+  /** Stores the world no longer holds (replaced by a reset, an import, a reload) start no more work of their own. */
+  private retire(stores: StoresOf<L>): void {
+    for (const i of this.dueing) i.dispose?.((stores as Record<string, unknown>)[i.name]);
   }
 
   /** Carries out what fell due by now in every store (a delivery's retry): cheap when nothing did. */
   runDue(): void {
-    if (this.dueing.length === 0) return;
+    if (this.dueing.length === 0 || !this.active) return;
     const now = this.clock.now();
     for (const i of this.dueing) i.due!(this.storeOf(i), now);
   }
@@ -146,7 +239,9 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
 
   /** The stores built again from the seed (its clock, if any, read as `clockMode` says), and what a reset sets back. */
   private rebuild(clockMode: ClockMode, why: 'world.reset' | 'world.reloaded'): void {
+    const old = this.current;
     this.current = this.build(this.seed, clockMode);
+    this.retire(old);
     this.events.replaced(why);
     this.clock.setScale(this.startClock.scale);
     this.clock.setFrozen(this.startClock.frozen);
@@ -154,6 +249,7 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
     // The seed's rules, checked when the seed was read, start again with fresh counts and seeds' draws.
     this.faults.addAll(faultsOf(this.seed));
     this.journal.clear();
+    this.armDue(true);
   }
 
   /**
@@ -192,8 +288,11 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
   replace(state: State, clockMode: ClockMode = 'keep', why: 'world.imported' | 'world.reloaded' = 'world.imported'): void {
     this.faults.addAll(faultsOf(state));
     this.events.beforeReplace();
+    const old = this.current;
     this.current = this.build(state, clockMode);
+    this.retire(old);
     this.events.replaced(why);
+    this.armDue(true);
   }
 
   /**
@@ -343,8 +442,13 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
         const record = (event: WorldEventInput) => {
           if (this.storeOf(i) === stores[i.name]) this.events.record(event as EventInput);
         };
+        // Likewise their work due: only the world's stores set its wake-up timer.
+        const dueChanged = () => {
+          // (None while the world's first stores are built: the constructor sets the timer once they are.)
+          if ((this.current as unknown) !== undefined && this.storeOf(i) === stores[i.name]) this.armDue(false);
+        };
         const world = this.name !== undefined ? { world: this.name } : {};
-        stores[i.name] = i.build(state as never, { clock, loadedAt, config, stores: Object.freeze({ ...stores }), views, record, ...world });
+        stores[i.name] = i.build(state as never, { clock, loadedAt, config, stores: Object.freeze({ ...stores }), views, record, dueChanged, ...world });
       }
     } catch (error) {
       if (before) clock.set(before);
@@ -357,6 +461,11 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
     return stores as StoresOf<L>;
   }
 }
+
+/** The longest wait setTimeout takes. */
+const LONGEST_TIMER = 2 ** 31 - 1;
+/** Real ms after which work already due that could not start (every delivery slot in use) is looked for again. */
+export const DUE_RECHECK_MS = 100;
 
 /** The earlier of two instants, either of which may be unknown. */
 function earliest(a: number | undefined, b: number | undefined): number | undefined {

@@ -11,6 +11,7 @@ import type { State } from '../../src/state.js';
 import type { Delivery } from '../../src/alerts/delivery-schemas.js';
 import { listen, openSse, type SseReader } from '../helpers/sse.js';
 import { isPrivateAddress } from '../../src/alerts/senders.js';
+import { deliveryBytes } from '../../src/alerts/deliveries.js';
 
 /** A loopback HTTP receiver that records each POST and answers with the next status of `statuses` (the last one repeats). */
 interface Receiver {
@@ -220,6 +221,158 @@ describe('webhook deliveries', () => {
     expect(deliveries.find((d) => d.channel === 'webhook')!.reason).toContain('DELIVERY_ALLOW_HOSTS');
     expect(deliveries.find((d) => d.channel === 'email')!.payload).toMatchObject({ to: 'oncall@example.com', subject: '[mPulse] CDN down' });
     expect(hook.posts).toHaveLength(0);
+  });
+});
+
+/** PUT /_emulator/clock (of a sandbox with its prefix): the clock's speed and whether it runs. */
+const setClock = (app: FastifyInstance, body: { scale?: number; frozen?: boolean }, prefix = '') =>
+  app.inject({ method: 'PUT', url: `${prefix}${PATHS.CONTROL}/clock`, payload: body });
+
+describe('the wake-up timer of retries', () => {
+  it('on a running clock, a retry is sent when emulated time reaches it, with no request to the emulator', { timeout: 60_000 }, async () => {
+    const hook = await receiver([500, 200]);
+    const { app } = await start([{ type: 'webhook', target: hook.url }], { deliveryAllowHosts: '127.0.0.1' });
+    await fire(app);
+    await hook.got(1);
+    await world(app).stores.alerts.outbox.settled();
+    // The test clock is paused: no timer.
+    expect(world(app).dueTimers).toBe(0);
+    // At 600 times real speed, the retry 30 s of emulated time later is 50 ms of real time away.
+    expect((await setClock(app, { scale: 600, frozen: false })).statusCode).toBe(200);
+    expect(world(app).dueTimers).toBe(1);
+    // Only the receiver is waited on: nothing asks the emulator anything until the retry has arrived.
+    await hook.got(2);
+    await world(app).stores.alerts.outbox.settled();
+    expect(world(app).dueTimers).toBe(0);
+    const [d] = (await outbox(app)).deliveries;
+    expect(d.status).toBe('sent');
+    expect(d.attempts).toHaveLength(2);
+    expect(d.attempts[1].at).toBeGreaterThanOrEqual(T0 + 30_000);
+    expect(d.attempts[1].statusCode).toBe(200);
+  });
+
+  it('on a paused clock, no timer is set and nothing is sent until the clock is advanced', async () => {
+    const hook = await receiver([500, 200]);
+    const { app } = await start([{ type: 'webhook', target: hook.url }], { deliveryAllowHosts: '127.0.0.1' });
+    await fire(app);
+    await hook.got(1);
+    await world(app).stores.alerts.outbox.settled();
+    // A speed set while paused sets no timer either.
+    expect((await setClock(app, { scale: 600 })).statusCode).toBe(200);
+    expect(world(app).dueTimers).toBe(0);
+    await advance(app, 29_999);
+    await outbox(app);
+    expect(hook.posts).toHaveLength(1);
+    expect(world(app).dueTimers).toBe(0);
+    await advance(app, 1);
+    await hook.got(2);
+    expect((await outbox(app)).deliveries[0].status).toBe('sent');
+  });
+
+  it('a reset, an import and a deleted sandbox leave no timer, and the old outbox sends nothing more; nor does a closed app', { timeout: 60_000 }, async () => {
+    const hook = await receiver([500]);
+    const { app } = await start([{ type: 'webhook', target: hook.url }], { deliveryAllowHosts: '127.0.0.1' });
+    /** Fires, lets the first attempt fail, and runs the clock at real speed: the retry waits 30 s of real time on the timer. */
+    const pendingRetry = async (prefix: string) => {
+      const before = hook.posts.length;
+      expect((await fire(app, {}, prefix)).statusCode).toBe(204);
+      const w = worldOf(app, prefix);
+      await hook.got(before + 1);
+      await w.stores.alerts.outbox.settled();
+      expect((await setClock(app, { scale: 1, frozen: false }, prefix)).statusCode).toBe(200);
+      expect(w.dueTimers).toBe(1);
+      return { w, outbox: w.stores.alerts.outbox, sent: hook.posts.length };
+    };
+    /** The old outbox's retry is due: it is not started. */
+    const sendsNothing = async (old: Awaited<ReturnType<typeof pendingRetry>>) => {
+      old.outbox.due(T0 + 3_600_000);
+      await old.outbox.settled();
+      expect(hook.posts).toHaveLength(old.sent);
+    };
+
+    // A reset: the seed's outbox is empty, and the start's clock is paused.
+    let old = await pendingRetry('');
+    expect((await app.inject({ method: 'POST', url: `${PATHS.CONTROL}/reset` })).statusCode).toBe(200);
+    expect(world(app).dueTimers).toBe(0);
+    await advance(app, 3_600_000);
+    expect((await outbox(app)).total).toBe(0);
+    await sendsNothing(old);
+
+    // An import (PUT /_emulator/state) of a state without deliveries, on a running clock.
+    old = await pendingRetry('');
+    const imported = await app.inject({ method: 'PUT', url: `${PATHS.CONTROL}/state`, payload: alertSeed([{ type: 'webhook', target: hook.url }]) });
+    expect(imported.statusCode).toBe(200);
+    expect(world(app).clock.status().frozen).toBe(false);
+    expect(world(app).dueTimers).toBe(0);
+    await sendsNothing(old);
+
+    // A sandbox's timer goes with it.
+    old = await pendingRetry('/sandbox/one');
+    expect(world(app).dueTimers).toBe(0);
+    expect((await app.inject({ method: 'DELETE', url: `${PATHS.CONTROL}/sandboxes/one` })).statusCode).toBe(204);
+    expect(old.w.dueTimers).toBe(0);
+    old.w.clock.advance(3_600_000);
+    await sendsNothing(old);
+
+    // Closing the app clears the timers of every world.
+    const main = await pendingRetry('');
+    const sandbox = await pendingRetry('/sandbox/two');
+    expect(main.w.dueTimers).toBe(1);
+    await app.close();
+    expect(main.w.dueTimers).toBe(0);
+    expect(sandbox.w.dueTimers).toBe(0);
+    await sendsNothing({ ...main, sent: sandbox.sent });
+    await sendsNothing(sandbox);
+  });
+});
+
+describe('a provisional sandbox world', () => {
+  it('that a refused request drops starts none of its seed\'s pending deliveries; once registered, it does', async () => {
+    const hook = await receiver();
+    const pending = { id: 1, alert: 'cdn-down', action: 'fire', channel: 'webhook', target: hook.url, status: 'pending', nextAttemptAt: T0, createdAt: T0, payload: { seeded: true }, attempts: [] };
+    const made = await makeApp({ ...alertSeed([{ type: 'webhook', target: hook.url }]), deliveries: [pending as never] }, { deliveryAllowHosts: '127.0.0.1' });
+    apps.push(made.app);
+    const sandboxes = (made.app as unknown as { sandboxes: { provisional(name: string): World } }).sandboxes;
+    const provisional = sandboxes.provisional.bind(sandboxes);
+    const worlds: World[] = [];
+    sandboxes.provisional = (name: string) => {
+      worlds.push(provisional(name));
+      return worlds[worlds.length - 1];
+    };
+    // Refused by the body's schema, before the world is registered.
+    expect((await fire(made.app, { message: 42 }, '/sandbox/p')).statusCode).toBe(400);
+    expect(worlds).toHaveLength(1);
+    await worlds[0].stores.alerts.outbox.settled();
+    expect(worlds[0].stores.alerts.outbox.nextAttemptAt).toBe(T0);
+    expect(worlds[0].dueTimers).toBe(0);
+    expect(hook.posts).toHaveLength(0);
+    // A request that passes registers its world, which sends the seed's delivery (and the fire's own).
+    expect((await fire(made.app, {}, '/sandbox/p')).statusCode).toBe(204);
+    await hook.got(2);
+    expect(JSON.parse(hook.posts[0].body)).toEqual({ seeded: true });
+  });
+});
+
+describe('the bytes a delivery is charged', () => {
+  it('are its record, target, payload and reason, counted without its payload built, whatever its id, instant and texts', async () => {
+    const channels = [
+      { type: 'webhook', target: 'https://hooks.example.com/a' },
+      { type: 'slack', target: 'https://hooks.slack.com/services/T/B/X' },
+      { type: 'pagerduty', target: 'R0UTINGKEY' },
+      { type: 'email', target: 'ops@example.com' },
+      { type: 'sms', target: '+15550100' },
+    ];
+    const { app } = await start(channels);
+    const messages = [undefined, 'p50 above 4 s', 'p50 above 4 s', 'naïve "quoted" \\ <b>&</b> \u0001 €𝄞', 'x'.repeat(2_000)];
+    for (const [i, message] of messages.entries()) {
+      expect((await fire(app, message === undefined ? {} : { message, subject: `subject ${i} ⚠` })).statusCode).toBe(204);
+      expect((await app.inject({ method: 'POST', url: `${PATHS.ALERTS}/cdn-down/clear` })).statusCode).toBe(204);
+      await advance(app, 7 + i * 1_000);
+    }
+    const exported: Delivery[] = (await app.inject({ method: 'GET', url: `${PATHS.CONTROL}/state` })).json().deliveries;
+    // Ids from one digit to two: the webhook's payload holds the id and the instant as numbers.
+    expect(exported.map((d) => d.id)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    expect(world(app).stores.alerts.outbox.bytes).toBe(exported.reduce((sum, d) => sum + deliveryBytes(d), 0));
   });
 });
 
