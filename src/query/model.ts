@@ -329,6 +329,11 @@ export function incidentsOf(model: RumModel, incidents: ReadonlyArray<IncidentSe
 const MINUTE = 60_000;
 const DAY_MINUTES = 1440;
 
+/** mixNumber(h, minute), for a minute in [0, 2^31) in one step per word (its high word is 0, whose key word is 0). */
+function mixMinute(h: number, minute: number): number {
+  return minute >= 0 && minute < 0x80000000 ? mixWord(mixWord(h, keyWord(minute)), 0) : mixNumber(h, minute);
+}
+
 /** Math.round for the non-negative numbers every split rounds. */
 const round = (x: number) => Math.floor(x + 0.5);
 
@@ -405,7 +410,7 @@ export class RumGenerator {
     // 1970-01-01 was a Thursday: day 0 is weekday 4.
     const weekday = (Math.floor(minute / DAY_MINUTES) + 4) % 7;
     const weekly = weekday === 0 || weekday === 6 ? model.weekendFactor : 1;
-    const noise = Math.max(0.2, 1 + 0.12 * normalOf(mixNumber(this.trafficHash, minute)));
+    const noise = Math.max(0.2, 1 + 0.12 * normalOf(mixMinute(this.trafficHash, minute)));
     return model.beaconsPerMinute * daily * weekly * noise;
   }
 
@@ -551,7 +556,7 @@ export class RumGenerator {
     for (let minute = from; minute < to; minute++) {
       const n = this.beaconsIn(minute, active);
       if (n === 0) continue;
-      const minuteHash = mixNumber(this.domainHash, minute);
+      const minuteHash = mixMinute(this.domainHash, minute);
       if (active.length !== 0) {
         this.addActiveToBatch(batch, n, minuteHash);
         continue;
@@ -619,7 +624,7 @@ export class RumGenerator {
     const n = this.beaconsIn(minute, active);
     if (n === 0) return;
     const { splits, byIndex } = this.splitsOf(timer, selection, by);
-    const minuteHash = mixNumber(this.domainHash, minute);
+    const minuteHash = mixMinute(this.domainHash, minute);
     const seeds = this.streams;
     let before = 0;
     for (let g = 0; g < this.model.pageGroups.length; g++) {
@@ -815,15 +820,15 @@ interface Lifts {
 
 /** The least 32-bit hash h with floor(x + h / 2^32) above `floor` (floor(x)), or 2^32 if none: by bisection near the exact value. */
 function firstLift(x: number, floor: number): number {
-  const lifts = (h: number) => h >= TWO_32 || Math.floor(x + h / TWO_32) > floor;
   let hi = Math.min(TWO_32, Math.max(0, Math.ceil((floor + 1 - x) * TWO_32) + 2));
   let lo = Math.max(0, hi - 4);
-  if (!lifts(hi)) hi = TWO_32;
-  if (lifts(lo)) lo = 0;
+  // lifts(h): h >= TWO_32 || Math.floor(x + h / TWO_32) > floor, written out (no closure per call).
+  if (!(hi >= TWO_32 || Math.floor(x + hi / TWO_32) > floor)) hi = TWO_32;
+  if (lo >= TWO_32 || Math.floor(x + lo / TWO_32) > floor) lo = 0;
   // The least lifting hash lies in [lo, hi]; 32 halvings at most.
   while (lo < hi) {
     const mid = Math.floor((lo + hi) / 2);
-    if (lifts(mid)) hi = mid;
+    if (mid >= TWO_32 || Math.floor(x + mid / TWO_32) > floor) hi = mid;
     else lo = mid + 1;
   }
   return lo;
