@@ -820,6 +820,9 @@ interface Lifts {
 
 /** The least 32-bit hash h with floor(x + h / 2^32) above `floor` (floor(x)), or 2^32 if none: by bisection near the exact value. */
 function firstLift(x: number, floor: number): number {
+  // Nearly always the exact value: it lifts and the hash below it does not (checked, so exact either way).
+  const guess = Math.ceil((floor + 1 - x) * TWO_32);
+  if (guess > 0 && guess < TWO_32 && Math.floor(x + guess / TWO_32) > floor && !(Math.floor(x + (guess - 1) / TWO_32) > floor)) return guess;
   let hi = Math.min(TWO_32, Math.max(0, Math.ceil((floor + 1 - x) * TWO_32) + 2));
   let lo = Math.max(0, hi - 4);
   // lifts(h): h >= TWO_32 || Math.floor(x + h / TWO_32) > floor, written out (no closure per call).
