@@ -564,7 +564,7 @@ export class RumGenerator {
       const count = batch.plainCount(n, this.groupCum);
       count.minutes++;
       const { slots } = count;
-      const ranks = batch.ranks;
+      const { ranks, sorted, index } = batch;
       for (let g = 0; g < groups; g++) {
         const slot = slots[g];
         if (slot === -1) continue;
@@ -574,12 +574,13 @@ export class RumGenerator {
           addBuckets(batch.direct, batch.baseOf(g), batch.plainCdfs[g], count.inGroup[g], hash / TWO_32);
           continue;
         }
-        const lifts = batch.slotLifts[slot];
-        const sorted = lifts.sorted;
-        let r = lifts.index[hash >>> 24];
+        // The rank of the hash among the slot's lifts (liftsReached), from the flat tables.
+        const at = slot * BUCKETS;
+        const end = at + BUCKETS;
+        let p = at + index[slot * 256 + (hash >>> 24)];
         // Bounded by the buckets.
-        while (r < BUCKETS && sorted[r] <= hash) r++;
-        ranks[slot * RANKS + r]++;
+        while (p < end && sorted[p] <= hash) p++;
+        ranks[slot * RANKS + p - at]++;
       }
     }
   }
@@ -920,6 +921,9 @@ export class MinuteBatch {
   private readonly slotBase: number[] = [];
   /** The minutes per slot and rank, RANKS apart (grown by doubling). */
   ranks = new Int32Array(64 * RANKS);
+  /** Each slot's sorted lifts (BUCKETS apart) and index by top byte (256 apart), copied into two flat tables read by every minute. */
+  sorted = new Float64Array(64 * BUCKETS);
+  index = new Uint8Array(64 * 256);
   /** Minutes without an incident, by their count of beacons. */
   readonly plain: Array<PlainCount | undefined> = [];
   /** The errors of minutes with an incident, and the buckets of minutes with more than MAX_BATCH_COUNT beacons in a page group. */
@@ -951,13 +955,22 @@ export class MinuteBatch {
     let slot = table.byCount[n];
     if (slot !== undefined) return slot;
     slot = this.slotLifts.length;
-    this.slotLifts.push(this.liftsOf(cdf, n));
+    const lifts = this.liftsOf(cdf, n);
+    this.slotLifts.push(lifts);
     this.slotBase.push(base);
     if ((slot + 1) * RANKS > this.ranks.length) {
       const grown = new Int32Array(this.ranks.length * 2);
       grown.set(this.ranks);
       this.ranks = grown;
+      const sorted = new Float64Array(this.sorted.length * 2);
+      sorted.set(this.sorted);
+      this.sorted = sorted;
+      const index = new Uint8Array(this.index.length * 2);
+      index.set(this.index);
+      this.index = index;
     }
+    this.sorted.set(lifts.sorted, slot * BUCKETS);
+    this.index.set(lifts.index, slot * 256);
     return (table.byCount[n] = slot);
   }
 
