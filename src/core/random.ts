@@ -7,9 +7,21 @@
 
 /** Mixes one 32-bit word into a hash state (murmur3's finaliser over a running state). */
 function mix(h: number, k: number): number {
+  return mixWord(h, keyWord(k));
+}
+
+/**
+ * The part of mix() that depends on the key word alone: a loop that mixes the same key into
+ * many states works it out once (mix(h, k) === mixWord(h, keyWord(k))).
+ */
+export function keyWord(k: number): number {
   let x = Math.imul(k | 0, 0xcc9e2d51);
   x = (x << 15) | (x >>> 17);
-  x = Math.imul(x, 0x1b873593);
+  return Math.imul(x, 0x1b873593);
+}
+
+/** Mixes a key word (of keyWord) into a hash state. */
+export function mixWord(h: number, x: number): number {
   let y = h ^ x;
   y = (y << 13) | (y >>> 19);
   return (Math.imul(y, 5) + 0xe6546b64) | 0;
@@ -71,10 +83,18 @@ export function normal(...keys: Key[]): number {
 
 /** normal() of the keys of a running state. */
 export function normalOf(state: number): number {
-  const u = 1 - finish(mixKey(state, 'n1')) / 0x100000000; // (0, 1]: log is finite
-  const v = finish(mixKey(state, 'n2')) / 0x100000000;
+  // mixKey(state, 'n1') and mixKey(state, 'n2'), their constant key words worked out once (the 'n' they share mixed once).
+  const n = mixWord(state, KEY_N);
+  const u = 1 - finish(mixWord(mixWord(n, KEY_1), KEY_LENGTH_2)) / 0x100000000; // (0, 1]: log is finite
+  const v = finish(mixWord(mixWord(n, KEY_2), KEY_LENGTH_2)) / 0x100000000;
   return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
 }
+
+/** The key words of the characters 'n', '1', '2' and of a key's length 2, for normalOf. */
+const KEY_N = keyWord(0x6e);
+const KEY_1 = keyWord(0x31);
+const KEY_2 = keyWord(0x32);
+const KEY_LENGTH_2 = keyWord(2);
 
 /** A log-normal variate with the given median and shape (sigma of the underlying normal). */
 export function logNormal(median: number, sigma: number, ...keys: Key[]): number {

@@ -1,4 +1,4 @@
-import { finishHash, hashState, mixKey, mixNumber, normalOf, unit } from '../core/random.js';
+import { finishHash, hashState, keyWord, mixNumber, mixWord, normalOf, unit } from '../core/random.js';
 import type { IncidentSeed, RumModelSeed } from './schemas.js';
 
 /**
@@ -329,6 +329,11 @@ export function incidentsOf(model: RumModel, incidents: ReadonlyArray<IncidentSe
 const MINUTE = 60_000;
 const DAY_MINUTES = 1440;
 
+/** mixNumber(h, minute), for a minute in [0, 2^31) in one step per word (its high word is 0, whose key word is 0). */
+function mixMinute(h: number, minute: number): number {
+  return minute >= 0 && minute < 0x80000000 ? mixWord(mixWord(h, keyWord(minute)), 0) : mixNumber(h, minute);
+}
+
 /** Math.round for the non-negative numbers every split rounds. */
 const round = (x: number) => Math.floor(x + 0.5);
 
@@ -389,8 +394,8 @@ export class RumGenerator {
     this.groupCum = cumulative(model.pageGroups.map((g) => g.share));
     this.domainHash = hashState(model.domainId);
     this.trafficHash = hashState(model.domainId, 'traffic');
-    this.offsets = new Float64Array(model.splitDimensions.length);
     this.streams = new Uint32Array(model.splitDimensions.length);
+    this.groupWords = Int32Array.from(model.pageGroups, (_, g) => keyWord(g));
   }
 
   /** The hash states after the domain id, and after it and 'traffic': each minute's draws mix only the rest in. */
@@ -405,7 +410,7 @@ export class RumGenerator {
     // 1970-01-01 was a Thursday: day 0 is weekday 4.
     const weekday = (Math.floor(minute / DAY_MINUTES) + 4) % 7;
     const weekly = weekday === 0 || weekday === 6 ? model.weekendFactor : 1;
-    const noise = Math.max(0.2, 1 + 0.12 * normalOf(mixNumber(this.trafficHash, minute)));
+    const noise = Math.max(0.2, 1 + 0.12 * normalOf(mixMinute(this.trafficHash, minute)));
     return model.beaconsPerMinute * daily * weekly * noise;
   }
 
@@ -483,18 +488,6 @@ export class RumGenerator {
     return w;
   }
 
-  /**
-   * The part of `count` beacons of bucket k that the selection keeps of one dimension. The
-   * cumulative split rounds with an offset `u` in [0, 1) drawn for this minute, page group,
-   * bucket and dimension (the same whichever values are kept): the parts of every value add
-   * up to `count` exactly, and small counts are not all handed to one value.
-   */
-  private keep(count: number, k: number, weights: Float64Array, width: number, kept: readonly number[], u: number): number {
-    let part = 0;
-    for (const v of kept) part += Math.floor(count * weights[k * width + v + 1] + u) - Math.floor(count * weights[k * width + v] + u);
-    return part;
-  }
-
   /** The incidents active in a minute, refilled by beaconsIn (every caller is synchronous). */
   private readonly active: ActiveIncident[] = [];
 
@@ -525,7 +518,9 @@ export class RumGenerator {
    */
   batch(timer: Timer, selection: Selection, by?: Dimension): MinuteBatch | undefined {
     if (!batches(selection, by)) return undefined;
-    return new MinuteBatch(timer, selection, by === 'pageGroup', (by === 'pageGroup' ? this.model.pageGroups.length : 1) * BLOCK_SIZE, (cdf, n) => this.liftsOf(cdf, n));
+    const size = (by === 'pageGroup' ? this.model.pageGroups.length : 1) * BLOCK_SIZE;
+    const plain = this.model.pageGroups.map((_, g) => this.cdf(timer, g, 1));
+    return new MinuteBatch(timer, selection, by === 'pageGroup', size, (cdf, n) => this.liftsOf(cdf, n), plain, this.model.errorRate);
   }
 
   /** The lifts of each bucket distribution and count of beacons, shared by the batches of every query (a series of 93 daily points makes them once). */
@@ -549,28 +544,70 @@ export class RumGenerator {
   /**
    * Adds the minutes [from, to) to a batch: for each page group, the beacons and the rounding
    * offset of each minute (a minute's buckets follow from those two alone), and its errors.
+   * A minute without an incident finds what its count of beacons does in every page group
+   * in one look-up (MinuteBatch.plainCount) and adds one to the rank its hash reaches in
+   * each; a minute with one goes page group by page group.
    */
   addToBatch(batch: MinuteBatch, from: number, to: number): void {
     const active = this.active;
     const groups = this.model.pageGroups.length;
-    const kept = batch.selection.pageGroup;
-    const baseOf = (g: number) => (batch.byGroup ? g * BLOCK_SIZE : 0);
-    const plain = this.model.pageGroups.map((_, g) => batch.table(baseOf(g), this.cdf(batch.timer, g, 1)));
+    const groupWords = this.groupWords;
     // Bounded by the range, which the query's bounds bound.
     for (let minute = from; minute < to; minute++) {
       const n = this.beaconsIn(minute, active);
       if (n === 0) continue;
-      const minuteHash = mixNumber(this.domainHash, minute);
-      let before = 0;
-      for (let g = 0; g < groups; g++) {
-        const upTo = round(n * this.groupCum[g + 1]);
-        const inGroup = upTo - before;
-        before = upTo;
-        if (inGroup === 0 || (kept && !kept.includes(g))) continue;
-        const hash = finishHash(mixNumber(minuteHash, g));
-        if (active.length === 0) batch.add(plain[g], inGroup, hash, round(inGroup * this.model.errorRate));
-        else batch.add(batch.table(baseOf(g), this.cdf(batch.timer, g, slowdown(active, g, 'loadTimeFactor'))), inGroup, hash, this.errorsOf(inGroup, active, g));
+      const minuteHash = mixMinute(this.domainHash, minute);
+      if (active.length !== 0) {
+        this.addActiveToBatch(batch, n, minuteHash);
+        continue;
       }
+      const count = batch.plainCount(n, this.groupCum);
+      count.minutes++;
+      const { slots } = count;
+      const { ranks, sorted, index } = batch;
+      for (let g = 0; g < groups; g++) {
+        const slot = slots[g];
+        if (slot === -1) continue;
+        // finishHash(mixNumber(minuteHash, g)): g's key word, then the high word of g (0).
+        const hash = finishHash(mixWord(mixWord(minuteHash, groupWords[g]), 0));
+        if (slot === -2) {
+          addBuckets(batch.direct, batch.baseOf(g), batch.plainCdfs[g], count.inGroup[g], hash / TWO_32);
+          continue;
+        }
+        // The rank of the hash among the slot's lifts (liftsReached), from the flat tables.
+        const at = slot * BUCKETS;
+        const end = at + BUCKETS;
+        let p = at + index[slot * 256 + (hash >>> 24)];
+        // Bounded by the buckets.
+        while (p < end && sorted[p] <= hash) p++;
+        ranks[slot * RANKS + p - at]++;
+      }
+    }
+  }
+
+  /** The key words of the page groups' indexes (keyWord(g)), for the minutes' hashes. */
+  private readonly groupWords: Int32Array;
+
+  /** Adds one minute with incidents (in `active`) of `n` beacons to a batch, page group by page group. */
+  private addActiveToBatch(batch: MinuteBatch, n: number, minuteHash: number): void {
+    const active = this.active;
+    const kept = batch.selection.pageGroup;
+    let before = 0;
+    for (let g = 0; g < this.model.pageGroups.length; g++) {
+      const upTo = round(n * this.groupCum[g + 1]);
+      const inGroup = upTo - before;
+      before = upTo;
+      if (inGroup === 0 || (kept && !kept.includes(g))) continue;
+      const hash = finishHash(mixNumber(minuteHash, g));
+      const base = batch.baseOf(g);
+      const cdf = this.cdf(batch.timer, g, slowdown(active, g, 'loadTimeFactor'));
+      batch.direct[base + BUCKETS] += this.errorsOf(inGroup, active, g);
+      if (inGroup > MAX_BATCH_COUNT) {
+        addBuckets(batch.direct, base, cdf, inGroup, hash / TWO_32);
+        continue;
+      }
+      const slot = batch.slotOf(base, cdf, inGroup);
+      batch.ranks[slot * RANKS + liftsReached(batch.slotLifts[slot], hash)]++;
     }
   }
 
@@ -578,27 +615,18 @@ export class RumGenerator {
    * Adds one minute's bucket counts and errors, as the selection keeps them, to `into`. With
    * `by`, `into` holds one block per value of that dimension (BLOCK_SIZE apart), and each
    * value's part goes to its own block: exactly what a selection of that one value adds, for
-   * all values in one pass.
+   * all values in one pass. Each split dimension's rounding offsets are a mulberry32 stream
+   * per minute and page group, one draw per bucket in order (the errors last); its state is a
+   * counter, so the k-th draw is worked out directly and a bucket without beacons costs no draw.
    */
   addMinute(into: Float64Array, minute: number, timer: Timer, selection: Selection, by?: Dimension): void {
     if (selection.empty) return;
     const active = this.active;
     const n = this.beaconsIn(minute, active);
     if (n === 0) return;
-    const splits: Array<{ dimension: SplitDimension; weights: Float64Array; width: number; kept: readonly number[]; shares: Float64Array }> = [];
-    let byIndex = -1;
-    for (const d of this.model.splitDimensions) {
-      const width = this.model.dimensions[d].length + 1;
-      let kept = selection[d];
-      if (d === by) {
-        kept ??= Array.from({ length: width - 1 }, (_, v) => v);
-        byIndex = splits.length;
-      }
-      if (!kept) continue;
-      splits.push({ dimension: d, weights: this.weightsOf(timer, d), width, kept, shares: this.sharesOf(d) });
-    }
-    const us = this.offsets;
-    const minuteHash = mixNumber(this.domainHash, minute);
+    const { splits, byIndex } = this.splitsOf(timer, selection, by);
+    const minuteHash = mixMinute(this.domainHash, minute);
+    const seeds = this.streams;
     let before = 0;
     for (let g = 0; g < this.model.pageGroups.length; g++) {
       const upTo = round(n * this.groupCum[g + 1]);
@@ -609,13 +637,18 @@ export class RumGenerator {
       const cdf = this.cdf(timer, g, slowdown(active, g, 'loadTimeFactor'));
       const groupHash = mixNumber(minuteHash, g);
       const u0 = finishHash(groupHash) / 0x100000000;
-      // One stream of offsets per split dimension, drawn for every bucket in order.
-      for (let s = 0; s < splits.length; s++) this.streams[s] = finishHash(mixKey(groupHash, splits[s].dimension));
       if (splits.length === 0) {
         // No split: the buckets and the errors as they are (the common case, kept tight).
         addBuckets(into, base, cdf, inGroup, u0);
         into[base + BUCKETS] += this.errorsOf(inGroup, active, g);
         continue;
+      }
+      // The seed of each split dimension's stream: finishHash(mixKey(groupHash, its name)).
+      for (let s = 0; s < splits.length; s++) {
+        const words = splits[s].words;
+        let h = groupHash;
+        for (let i = 0; i < words.length; i++) h = mixWord(h, words[i]);
+        seeds[s] = finishHash(h);
       }
       let below = 0;
       for (let k = 0; k <= BUCKETS; k++) {
@@ -628,43 +661,70 @@ export class RumGenerator {
         } else {
           c = this.errorsOf(inGroup, active, g);
         }
-        for (let s = 0; s < splits.length; s++) us[s] = this.draw(s);
-        const row = k < BUCKETS ? k : 0;
+        if (c === 0) continue;
         const bucket = k < BUCKETS;
-        const split = (count: number, s: number) =>
-          this.keep(count, row, bucket ? splits[s].weights : splits[s].shares, splits[s].width, splits[s].kept, us[s]);
+        const row = bucket ? k : 0;
+        const end = byIndex < 0 ? splits.length : byIndex;
+        for (let s = 0; s < end && c > 0; s++) {
+          const split = splits[s];
+          c = keep(c, row, bucket ? split.weights : split.shares, split.width, split.kept, drawAt(seeds[s], k + 1));
+        }
         if (byIndex < 0) {
-          for (let s = 0; s < splits.length && c > 0; s++) c = split(c, s);
           into[base + k] += c;
           continue;
         }
-        for (let s = 0; s < byIndex && c > 0; s++) c = split(c, s);
         if (c === 0) continue;
         const { width, kept } = splits[byIndex];
         const w = bucket ? splits[byIndex].weights : splits[byIndex].shares;
-        for (const v of kept) {
-          let part = Math.floor(c * w[row * width + v + 1] + us[byIndex]) - Math.floor(c * w[row * width + v] + us[byIndex]);
-          for (let s = byIndex + 1; s < splits.length && part > 0; s++) part = split(part, s);
+        const u = drawAt(seeds[byIndex], k + 1);
+        const at = row * width;
+        // The lower edge of value v is the upper edge of v - 1: kept in order (all values, as a breakdown keeps them), each costs one floor.
+        let lastV = -2;
+        let lastUpper = 0;
+        for (let i = 0; i < kept.length; i++) {
+          const v = kept[i];
+          const lower = v === lastV + 1 ? lastUpper : Math.floor(c * w[at + v] + u);
+          lastUpper = Math.floor(c * w[at + v + 1] + u);
+          lastV = v;
+          let part = lastUpper - lower;
+          for (let s = byIndex + 1; s < splits.length && part > 0; s++) {
+            const split = splits[s];
+            part = keep(part, row, bucket ? split.weights : split.shares, split.width, split.kept, drawAt(seeds[s], k + 1));
+          }
           into[v * BLOCK_SIZE + k] += part;
         }
       }
     }
   }
 
-  /** The offsets of one bucket, one per split dimension. */
-  private readonly offsets: Float64Array;
+  /** The split dimensions a selection (and breakdown) uses, in the model's order, and the breakdown's index among them (-1: none); the last one is kept. */
+  private splitsOf(timer: Timer, selection: Selection, by: Dimension | undefined): SplitsOf {
+    const last = this.lastSplits;
+    if (last && last.timer === timer && last.selection === selection && last.by === by) return last;
+    const splits: Split[] = [];
+    let byIndex = -1;
+    for (const d of this.model.splitDimensions) {
+      const width = this.model.dimensions[d].length + 1;
+      let kept = selection[d];
+      if (d === by) {
+        kept ??= Array.from({ length: width - 1 }, (_, v) => v);
+        byIndex = splits.length;
+      }
+      if (!kept) continue;
+      const words = new Int32Array(d.length + 1);
+      for (let i = 0; i < d.length; i++) words[i] = keyWord(d.charCodeAt(i));
+      words[d.length] = keyWord(d.length);
+      splits.push({ weights: this.weightsOf(timer, d), shares: this.sharesOf(d), width, kept: Int32Array.from(kept), words });
+    }
+    return (this.lastSplits = { timer, selection, by, splits, byIndex });
+  }
+
+  /** The splits of the selection asked for last (a query asks for the same one minute after minute). */
+  private lastSplits: SplitsOf | undefined;
 
   private readonly shareTables = new Map<SplitDimension, Float64Array>();
-  /** The states of the offset streams of one minute and page group (mulberry32). */
+  /** The seeds of the offset streams of one minute and page group (mulberry32), one per split dimension. */
   private readonly streams: Uint32Array;
-
-  /** The next offset in [0, 1) of stream `s`. */
-  private draw(s: number): number {
-    const a = (this.streams[s] = (this.streams[s] + 0x6d2b79f5) >>> 0);
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
 
   /** The plain cumulative shares of a dimension (for counts with no load time, as errors). */
   private sharesOf(d: SplitDimension): Float64Array {
@@ -672,6 +732,49 @@ export class RumGenerator {
     if (!t) this.shareTables.set(d, (t = cumulative(this.model.dimensions[d].map((v) => v.share))));
     return t;
   }
+}
+
+/** One split dimension of a selection: its cumulative weights per bucket and plain shares, the values kept, and the key words of its name. */
+interface Split {
+  weights: Float64Array;
+  shares: Float64Array;
+  width: number;
+  kept: Int32Array;
+  /** keyWord of each character of the dimension's name, then of its length (mixKey of the name, word by word). */
+  words: Int32Array;
+}
+
+/** The splits of one timer, selection and breakdown (RumGenerator.splitsOf). */
+interface SplitsOf {
+  timer: Timer;
+  selection: Selection;
+  by: Dimension | undefined;
+  splits: Split[];
+  byIndex: number;
+}
+
+/**
+ * The part of `count` beacons of bucket k that the selection keeps of one dimension. The
+ * cumulative split rounds with an offset `u` in [0, 1) drawn for this minute, page group,
+ * bucket and dimension (the same whichever values are kept): the parts of every value add
+ * up to `count` exactly, and small counts are not all handed to one value.
+ */
+function keep(count: number, k: number, weights: Float64Array, width: number, kept: Int32Array, u: number): number {
+  let part = 0;
+  const at = k * width;
+  for (let i = 0; i < kept.length; i++) {
+    const v = kept[i];
+    part += Math.floor(count * weights[at + v + 1] + u) - Math.floor(count * weights[at + v] + u);
+  }
+  return part;
+}
+
+/** The i-th draw (from 1) in [0, 1) of the mulberry32 stream of `seed`: its state after i steps is seed + i * 0x6d2b79f5. */
+function drawAt(seed: number, i: number): number {
+  const a = (seed + Math.imul(i, 0x6d2b79f5)) >>> 0;
+  let t = Math.imul(a ^ (a >>> 15), a | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
 }
 
 /** Whether the minutes of a selection (and breakdown) can be summed by a batch: no dimension splits their beacons. */
@@ -718,15 +821,18 @@ interface Lifts {
 
 /** The least 32-bit hash h with floor(x + h / 2^32) above `floor` (floor(x)), or 2^32 if none: by bisection near the exact value. */
 function firstLift(x: number, floor: number): number {
-  const lifts = (h: number) => h >= TWO_32 || Math.floor(x + h / TWO_32) > floor;
+  // Nearly always the exact value: it lifts and the hash below it does not (checked, so exact either way).
+  const guess = Math.ceil((floor + 1 - x) * TWO_32);
+  if (guess > 0 && guess < TWO_32 && Math.floor(x + guess / TWO_32) > floor && !(Math.floor(x + (guess - 1) / TWO_32) > floor)) return guess;
   let hi = Math.min(TWO_32, Math.max(0, Math.ceil((floor + 1 - x) * TWO_32) + 2));
   let lo = Math.max(0, hi - 4);
-  if (!lifts(hi)) hi = TWO_32;
-  if (lifts(lo)) lo = 0;
+  // lifts(h): h >= TWO_32 || Math.floor(x + h / TWO_32) > floor, written out (no closure per call).
+  if (!(hi >= TWO_32 || Math.floor(x + hi / TWO_32) > floor)) hi = TWO_32;
+  if (lo >= TWO_32 || Math.floor(x + lo / TWO_32) > floor) lo = 0;
   // The least lifting hash lies in [lo, hi]; 32 halvings at most.
   while (lo < hi) {
     const mid = Math.floor((lo + hi) / 2);
-    if (lifts(mid)) hi = mid;
+    if (mid >= TWO_32 || Math.floor(x + mid / TWO_32) > floor) hi = mid;
     else lo = mid + 1;
   }
   return lo;
@@ -776,32 +882,57 @@ function liftsReached(lifts: Lifts, hash: number): number {
 /** The most lifts a generator keeps. */
 const MAX_LIFTS = 2048;
 
-/** The minutes of one bucket distribution in a batch, by count of beacons. */
-interface BatchTable {
-  base: number;
-  cdf: Float64Array;
-  counts: Array<{ lifts: Lifts; ranks: Int32Array } | undefined>;
-}
-
 /**
  * The largest count of beacons in a minute and page group a batch counts by; larger ones
  * (rare: a model of some 15,000 beacons a minute and more) go minute by minute.
  */
 const MAX_BATCH_COUNT = 2048;
 
+/** Slots of a batch's rank table per (bucket distribution, count of beacons): the ranks 0 to BUCKETS. */
+const RANKS = BUCKETS + 1;
+
+/**
+ * What a minute without an incident does in a batch, by its count of beacons n (all page
+ * groups together): per page group, the slot its beacons are counted in (-1: none kept or
+ * none there; -2: more than MAX_BATCH_COUNT, added bucket by bucket), and how many minutes
+ * had this n (their errors are the same for each, added once at the end).
+ */
+interface PlainCount {
+  slots: Int32Array;
+  inGroup: Int32Array;
+  minutes: number;
+}
+
 /**
  * Minutes gathered for one sum (RumGenerator.batch). Per bucket distribution (a page group,
  * slowed down or not) and count of beacons n, it counts the minutes by their rank among the
  * least lifting hashes (Lifts): over m minutes sharing n, bucket k sums to m times
  * floor(n * cdf[k]) plus the minutes that lift it, the same integers as minute by minute.
- * A minute costs a bisection among 80 numbers instead of 80 buckets, and the tables are
+ * A minute costs a look-up among 80 numbers instead of 80 buckets, and the tables are
  * made once per count of beacons (a few hundred in 93 days) instead of once per minute.
+ * Each (distribution, count) is a slot of one flat table of ranks; a minute without an
+ * incident finds the slots of all its page groups at once from its total count of beacons.
  */
 export class MinuteBatch {
-  /** Per bucket distribution: its page group's block and, per count of beacons, the lifts and the minutes counted by rank. */
-  private readonly tables = new Map<Float64Array, BatchTable>();
-  /** The errors, and the buckets of minutes with more than MAX_BATCH_COUNT beacons in a page group. */
-  private readonly direct: Float64Array;
+  /** Per bucket distribution: per count of beacons, its slot. */
+  private readonly slotsByCdf = new Map<Float64Array, { base: number; byCount: number[] }>();
+  /** Per slot: its lifts and the block (page group) its beacons go to. */
+  readonly slotLifts: Lifts[] = [];
+  private readonly slotBase: number[] = [];
+  /** The minutes per slot and rank, RANKS apart (grown by doubling). */
+  ranks = new Int32Array(64 * RANKS);
+  /**
+   * Each slot's sorted lifts (BUCKETS apart) and index by top byte (256 apart), copied into two
+   * flat tables read by every minute. Bounded, as the ranks: a slot is a distribution and a count
+   * of at most MAX_BATCH_COUNT beacons met in the range (538 in 93 days of the bench's model,
+   * about 1 KiB each), and the batch lives for one run of days or hours of one query.
+   */
+  sorted = new Float64Array(64 * BUCKETS);
+  index = new Uint8Array(64 * 256);
+  /** Minutes without an incident, by their count of beacons. */
+  readonly plain: Array<PlainCount | undefined> = [];
+  /** The errors of minutes with an incident, and the buckets of minutes with more than MAX_BATCH_COUNT beacons in a page group. */
+  readonly direct: Float64Array;
 
   constructor(
     readonly timer: Timer,
@@ -810,44 +941,87 @@ export class MinuteBatch {
     readonly byGroup: boolean,
     size: number,
     private readonly liftsOf: (cdf: Float64Array, n: number) => Lifts,
+    /** The page groups' plain distributions (no incident), and the model's error rate. */
+    readonly plainCdfs: readonly Float64Array[],
+    private readonly errorRate: number,
   ) {
     this.direct = new Float64Array(size);
   }
 
-  /** The table of a bucket distribution, whose beacons go to the block at `base`. */
-  table(base: number, cdf: Float64Array): BatchTable {
-    let table = this.tables.get(cdf);
-    if (!table) this.tables.set(cdf, (table = { base, cdf, counts: [] }));
-    return table;
+  /** The block of page group g. */
+  baseOf(g: number): number {
+    return this.byGroup ? g * BLOCK_SIZE : 0;
   }
 
-  /** Adds n beacons of one minute and page group (`table`'s) with their errors and the hash of its offset. */
-  add(table: BatchTable, n: number, hash: number, errors: number): void {
-    const { base, cdf } = table;
-    this.direct[base + BUCKETS] += errors;
-    if (n > MAX_BATCH_COUNT) return addBuckets(this.direct, base, cdf, n, hash / TWO_32);
-    let count = table.counts[n];
-    if (!count) table.counts[n] = count = { lifts: this.liftsOf(cdf, n), ranks: new Int32Array(BUCKETS + 1) };
-    count.ranks[liftsReached(count.lifts, hash)]++;
+  /** The slot of `n` beacons of a bucket distribution, whose beacons go to the block at `base`. */
+  slotOf(base: number, cdf: Float64Array, n: number): number {
+    let table = this.slotsByCdf.get(cdf);
+    if (!table) this.slotsByCdf.set(cdf, (table = { base, byCount: [] }));
+    let slot = table.byCount[n];
+    if (slot !== undefined) return slot;
+    slot = this.slotLifts.length;
+    const lifts = this.liftsOf(cdf, n);
+    this.slotLifts.push(lifts);
+    this.slotBase.push(base);
+    if ((slot + 1) * RANKS > this.ranks.length) {
+      const grown = new Int32Array(this.ranks.length * 2);
+      grown.set(this.ranks);
+      this.ranks = grown;
+      const sorted = new Float64Array(this.sorted.length * 2);
+      sorted.set(this.sorted);
+      this.sorted = sorted;
+      const index = new Uint8Array(this.index.length * 2);
+      index.set(this.index);
+      this.index = index;
+    }
+    this.sorted.set(lifts.sorted, slot * BUCKETS);
+    this.index.set(lifts.index, slot * 256);
+    return (table.byCount[n] = slot);
+  }
+
+  /** What a minute without an incident and with `n` beacons does, per page group (cumulative shares `groupCum`). */
+  plainCount(n: number, groupCum: Float64Array): PlainCount {
+    let count = this.plain[n];
+    if (count) return count;
+    const groups = this.plainCdfs.length;
+    const kept = this.selection.pageGroup;
+    const slots = new Int32Array(groups);
+    const inGroup = new Int32Array(groups);
+    let before = 0;
+    for (let g = 0; g < groups; g++) {
+      const upTo = round(n * groupCum[g + 1]);
+      inGroup[g] = upTo - before;
+      before = upTo;
+      if (inGroup[g] === 0 || (kept && !kept.includes(g))) slots[g] = -1;
+      else slots[g] = inGroup[g] > MAX_BATCH_COUNT ? -2 : this.slotOf(this.baseOf(g), this.plainCdfs[g], inGroup[g]);
+    }
+    return (this.plain[n] = count = { slots, inGroup, minutes: 0 });
   }
 
   /** Adds the bucket counts and errors of every minute gathered to `into`. */
   sumInto(into: Float64Array): void {
     for (let k = 0; k < this.direct.length; k++) into[k] += this.direct[k];
-    const above = new Float64Array(BUCKETS + 2);
-    for (const { base, counts } of this.tables.values()) {
-      for (const count of counts) {
-        if (!count) continue;
-        const { lifts, ranks } = count;
-        // above[r]: the minutes of rank r or more.
-        for (let r = BUCKETS; r >= 0; r--) above[r] = above[r + 1] + ranks[r];
-        const minutes = above[0];
-        let below = 0;
-        for (let k = 0; k < BUCKETS; k++) {
-          const upToK = minutes * lifts.floors[k] + above[lifts.from[k]];
-          into[base + k] += upToK - below;
-          below = upToK;
-        }
+    for (const count of this.plain) {
+      if (!count || count.minutes === 0) continue;
+      for (let g = 0; g < count.slots.length; g++) {
+        if (count.slots[g] !== -1) into[this.baseOf(g) + BUCKETS] += count.minutes * round(count.inGroup[g] * this.errorRate);
+      }
+    }
+    const above = new Float64Array(RANKS + 1);
+    const ranks = this.ranks;
+    for (let slot = 0; slot < this.slotLifts.length; slot++) {
+      const lifts = this.slotLifts[slot];
+      const base = this.slotBase[slot];
+      const at = slot * RANKS;
+      // above[r]: the minutes of rank r or more.
+      for (let r = BUCKETS; r >= 0; r--) above[r] = above[r + 1] + ranks[at + r];
+      const minutes = above[0];
+      if (minutes === 0) continue;
+      let below = 0;
+      for (let k = 0; k < BUCKETS; k++) {
+        const upToK = minutes * lifts.floors[k] + above[lifts.from[k]];
+        into[base + k] += upToK - below;
+        below = upToK;
       }
     }
   }

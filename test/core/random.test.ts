@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { hash32, logNormal, normal, unit } from '../../src/core/random.js';
+import fc from 'fast-check';
+import { finishHash, hash32, hashState, keyWord, logNormal, mixKey, mixNumber, mixWord, normal, normalOf, unit } from '../../src/core/random.js';
 
 describe('deterministic numbers', () => {
   it('are a function of their keys only', () => {
@@ -35,5 +36,18 @@ describe('deterministic numbers', () => {
     const values = Array.from({ length: 5001 }, (_, i) => logNormal(800, 0.5, 'ln', i)).sort((a, b) => a - b);
     expect(values[2500]).toBeGreaterThan(740);
     expect(values[2500]).toBeLessThan(860);
+  });
+
+  it('mix a key word worked out once as they mix the key, and normalOf is the normal of its two keyed units', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: -0x80000000, max: 0x7fffffff }), fc.integer({ min: 0, max: 0x7fffffff }), (state, key) => {
+        // A number below 2^31 is its low word, then a high word of 0.
+        expect(mixWord(mixWord(state, keyWord(key)), keyWord(0))).toBe(mixNumber(state, key));
+        const u = 1 - finishHash(mixKey(state, 'n1')) / 0x100000000;
+        const v = finishHash(mixKey(state, 'n2')) / 0x100000000;
+        expect(normalOf(state)).toBe(Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v));
+      }),
+    );
+    expect(normalOf(hashState(7, 'x'))).toBe(normal(7, 'x'));
   });
 });
