@@ -11,7 +11,8 @@ describe('offsets on the scrubber', () => {
     expect(formatOffset(300_000)).toBe('+5m');
     expect(formatOffset(90_000)).toBe('+1m30s');
     expect(formatOffset(7_500_000)).toBe('+2h5m');
-    expect(formatOffset(1500)).toBe('+1.5s');
+    expect(formatOffset(1500)).toBe('+1s500ms');
+    expect(formatOffset(250)).toBe('+250ms');
     expect(formatOffset(86_400_000 + 1000)).toBe('+1d1s');
     expect(formatOffset(-60_000)).toBe('-1m');
   });
@@ -43,11 +44,21 @@ describe('offsets on the scrubber', () => {
     expect(fractionOf(0, spanOf(0))).toBe(0);
   });
 
-  it('moves the offset on with the emulated clock, never back', () => {
+  it("moves the offset with the emulated clock, from the timeline's start", () => {
+    const start = 1_795_338_000_000;
+    const timeline = { startedAt: start, offsetMs: 30_000 };
+    const readAt = start + 30_000;
+    expect(offsetNow(timeline, readAt, readAt)).toBe(30_000);
+    expect(offsetNow(timeline, readAt, readAt + 15_000)).toBe(45_000);
+    // The clock set back before the start: a negative offset, the cursor at the start of the bar.
+    expect(offsetNow(timeline, readAt, start - 10_000)).toBe(-10_000);
+    expect(fractionOf(offsetNow(timeline, readAt, start - 10_000), 240_000)).toBe(0);
+  });
+
+  it('without a start, moves the offset read on by the time passed since, never back', () => {
     const readAt = 1_795_338_000_000;
-    expect(offsetNow(30_000, readAt, readAt)).toBe(30_000);
-    expect(offsetNow(30_000, readAt, readAt + 15_000)).toBe(45_000);
-    expect(offsetNow(30_000, readAt, readAt - 10_000)).toBe(30_000);
+    expect(offsetNow({ offsetMs: 30_000 }, readAt, readAt + 15_000)).toBe(45_000);
+    expect(offsetNow({ offsetMs: 30_000 }, readAt, readAt - 10_000)).toBe(30_000);
   });
 
   it('puts ticks at round intervals, at most six after the start', () => {

@@ -6,11 +6,13 @@ const UNITS = [
   ['d', 86_400_000],
   ['h', 3_600_000],
   ['m', 60_000],
+  ['s', 1000],
+  ['ms', 1],
 ];
 
 /**
  * An offset written the way timelines write them: "+0s", "+30s", "+5m", "+1m30s", "+2h5m",
- * "+1.5s" (milliseconds only where there are some); a negative one with "-".
+ * "+1s500ms"; a negative one (the clock set back before the timeline's start) with "-".
  */
 export function formatOffset(ms) {
   const value = Number.isFinite(ms) ? Math.round(ms) : 0;
@@ -22,11 +24,7 @@ export function formatOffset(ms) {
       rest %= size;
     }
   }
-  if (rest > 0 || text === '') {
-    const seconds = rest / 1000;
-    text += `${Number.isInteger(seconds) ? seconds : Number(seconds.toFixed(3))}s`;
-  }
-  return `${value < 0 ? '-' : '+'}${text}`;
+  return `${value < 0 ? '-' : '+'}${text || '0s'}`;
 }
 
 /** What a step is called on the bar: its name, else its request's method and path. */
@@ -61,11 +59,15 @@ export function offsetAt(fraction, spanMs, step = 1000) {
 }
 
 /**
- * Where the timeline is now: the offset it had when read, moved on by the emulated time passed
- * since (the timeline plays on the emulated clock). A clock set back shows no earlier offset
- * than the one read: the page reads the timeline again on that change.
+ * Where the timeline is at emulated time `now` (it plays on the emulated clock): the time since
+ * its start (`startedAt`); without one, the offset it had when read (at `readAt`) moved on by
+ * the time passed since.
  */
-export const offsetNow = (readOffsetMs, readAt, now) => readOffsetMs + Math.max(0, now - readAt);
+export function offsetNow(timeline, readAt, now) {
+  if (Number.isFinite(timeline?.startedAt)) return now - timeline.startedAt;
+  const read = Number.isFinite(timeline?.offsetMs) ? timeline.offsetMs : 0;
+  return read + Math.max(0, now - readAt);
+}
 
 /**
  * The step a key moves to from `offsetMs`: with `direction` 1 the first step after it, with -1

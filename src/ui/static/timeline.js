@@ -39,7 +39,7 @@ export async function readTimeline() {
   }
 }
 
-const currentOffset = () => (timeline && Number.isFinite(timeline.offsetMs) ? offsetNow(timeline.offsetMs, readAt, emulatedNow()) : 0);
+const currentOffset = () => (timeline ? offsetNow(timeline, readAt, emulatedNow()) : 0);
 
 /** A seek's answer is the timeline after it: drawn at once. */
 async function seek(to) {
@@ -101,14 +101,15 @@ export function renderTimeline() {
       const label = stepLabel(step);
       const request = step.request ? `${String(step.request.method ?? '').toUpperCase()} ${step.request.path ?? ''}` : '';
       const state = step.done ? 'done' : 'pending';
+      const answered = step.done && Number.isInteger(step.status) ? ` (answered ${step.status})` : '';
       const mark = h(
         'button',
         {
           type: 'button',
           class: `mark ${state}${index === timeline.next ? ' next' : ''}`,
           dataset: { index: String(index), at: String(step.atMs) },
-          title: `${step.at ?? formatOffset(step.atMs)} ${label}${step.name && request ? ` (${request})` : ''}: ${state}`,
-          'aria-label': `seek to ${step.at ?? formatOffset(step.atMs)}: ${label}, ${state}`,
+          title: `${formatOffset(step.atMs)} ${label}${step.name && request ? ` (${request})` : ''}: ${state}${answered}`,
+          'aria-label': `seek to ${formatOffset(step.atMs)}: ${label}, ${state}`,
           onclick: (event) => {
             event.stopPropagation();
             seekTo(step.atMs);
@@ -128,7 +129,7 @@ export function renderTimeline() {
   const next = Number.isInteger(timeline.next) ? steps[timeline.next] : undefined;
   setText(
     $('#timeline-next'),
-    next ? `${done} of ${steps.length} steps done; next: ${next.at ?? formatOffset(next.atMs)} ${stepLabel(next)}` : `all ${steps.length} steps done`,
+    next ? `${done} of ${steps.length} steps done; next: ${formatOffset(next.atMs)} ${stepLabel(next)}` : `all ${steps.length} steps done`,
   );
   drawCursor();
 }
