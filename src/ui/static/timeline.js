@@ -1,7 +1,7 @@
 // The timeline scrubber: the world's timeline (GET /_emulator/timeline) as a bar as long as
 // the timeline, its steps as marks (done or still to come), a cursor at the timeline's offset
 // that moves with the emulated clock, seeking by a click on a mark or on the bar (POST
-// /_emulator/timeline/seek), and the record toggle (POST /_emulator/timeline/record).
+// /_emulator/timeline/seek), and the record toggle (POST /_emulator/timeline/record {"on":...}).
 // scrub.js does the arithmetic.
 import { ApiFailure, api } from './api.js';
 import { $, h } from './dom.js';
@@ -72,8 +72,8 @@ export function renderTimeline() {
   setText(record, recording ? 'stop recording' : 'record');
   record.classList.toggle('recording', recording);
   record.title = recording
-    ? 'stop recording: the requests made since recording began are the timeline (POST /_emulator/timeline/record)'
-    : 'record the requests made from now on as a timeline (POST /_emulator/timeline/record)';
+    ? 'stop recording (POST /_emulator/timeline/record {"on":false})'
+    : 'add each request that changes the world from now on as a step (POST /_emulator/timeline/record {"on":true})';
   $('#timeline-empty').hidden = !empty;
   $('#timeline-scrubber').hidden = empty;
   if (empty) {
@@ -178,7 +178,7 @@ export function wireTimeline() {
   $('#timeline-record').addEventListener('click', () =>
     act(
       async () => {
-        const answer = await api('POST', path('/record'));
+        const answer = await api('POST', path('/record'), { body: { on: timeline?.recording !== true } });
         if (Array.isArray(answer?.steps)) take(answer);
         else if (typeof answer?.recording === 'boolean' && timeline) timeline = { ...timeline, recording: answer.recording };
         renderTimeline();
