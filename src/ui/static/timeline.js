@@ -3,10 +3,10 @@
 // that moves with the emulated clock, seeking by a click on a mark or on the bar (POST
 // /_emulator/timeline/seek), and the record toggle (POST /_emulator/timeline/record {"on":...}).
 // scrub.js does the arithmetic.
-import { ApiFailure, api } from './api.js';
+import { ApiFailure, api, forgetSession } from './api.js';
 import { $, h } from './dom.js';
 import { act } from './live.js';
-import { emulatedNow } from './model.js';
+import { emulatedNow, forgetEverything } from './model.js';
 import { PATHS } from './paths.js';
 import { formatOffset, fractionOf, neighbourStep, offsetAt, offsetNow, spanOf, stepLabel, ticksOf } from './scrub.js';
 
@@ -41,15 +41,32 @@ export async function readTimeline() {
 
 const currentOffset = () => (timeline ? offsetNow(timeline, readAt, emulatedNow()) : 0);
 
-/** A seek's answer is the timeline after it: drawn at once. */
+/** Set while a seek is under way: another click waits for it to end rather than queue behind it. */
+let seeking = false;
+
+/**
+ * A seek rebuilds the world from the seed at the timeline's start and replays the steps up to
+ * the offset: like a reset, it drops what the page read and its session (signed in again at
+ * the next read). Its answer is the timeline after it, drawn at once.
+ */
 async function seek(to) {
   const answer = await api('POST', path('/seek'), { body: { to } });
+  forgetEverything();
+  forgetSession();
   take(answer);
   renderTimeline();
   return answer;
 }
 
-const seekTo = (ms) => act(() => seek(ms), () => `timeline at ${formatOffset(ms)}`);
+function seekTo(ms) {
+  if (seeking) return;
+  seeking = true;
+  $('#timeline-panel').setAttribute('aria-busy', 'true');
+  act(() => seek(ms), () => `timeline at ${formatOffset(ms)}`).finally(() => {
+    seeking = false;
+    $('#timeline-panel').removeAttribute('aria-busy');
+  });
+}
 
 const setText = (el, text) => {
   if (el.textContent !== text) el.textContent = text;
@@ -75,6 +92,7 @@ export function renderTimeline() {
     ? 'stop recording (POST /_emulator/timeline/record {"on":false})'
     : 'add each request that changes the world from now on as a step (POST /_emulator/timeline/record {"on":true})';
   $('#timeline-empty').hidden = !empty;
+  $('#timeline-save').hidden = empty;
   $('#timeline-scrubber').hidden = empty;
   if (empty) {
     setText($('#timeline-empty'), recording ? 'no timeline yet: recording' : 'no timeline');
@@ -175,6 +193,18 @@ export function wireTimeline() {
     event.preventDefault();
     if (to !== undefined) seekTo(to);
   });
+  // The steps as a fixture file, to save into a fixture folder (a recorded rehearsal, say).
+  $('#timeline-save').addEventListener('click', () =>
+    act(async () => {
+      const fixture = await api('GET', path('/fixture'));
+      const blob = new Blob([`${JSON.stringify(fixture, null, 2)}\n`], { type: 'application/json' });
+      const link = h('a', { href: URL.createObjectURL(blob), download: 'timeline.json' });
+      document.body.append(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+    }, 'timeline saved as timeline.json'),
+  );
   $('#timeline-record').addEventListener('click', () =>
     act(
       async () => {

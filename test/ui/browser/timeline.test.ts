@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { HAVE_CHROMIUM, SKIP_REASON, closeDemoPage, openDemoPage, waitForText, waitUntil, type DemoPage, type Served } from './harness.js';
@@ -132,6 +133,15 @@ describe.skipIf(!HAVE_CHROMIUM)('the timeline scrubber in Chromium', () => {
     await waitUntil('not recording', async () => !(await timeline()).recording);
     await waitUntil('the toggle released', async () => (await toggle.getAttribute('aria-pressed')) === 'false');
     expect(await toggle.textContent()).toBe('record');
+  });
+
+  it('saves the steps as a fixture file', async () => {
+    const [download] = await Promise.all([page.waitForEvent('download'), page.locator('#timeline-save').click()]);
+    expect(download.suggestedFilename()).toBe('timeline.json');
+    const saved = JSON.parse(readFileSync((await download.path())!, 'utf8'));
+    expect(saved.timeline.steps.map((step: { at: string; request: { path: string } }) => [step.at, step.request.path])).toEqual(
+      STEPS.map((step) => [step.at, step.request.path]),
+    );
   });
 
   it('in the presenter view: the same bar and marks, without the record toggle', async () => {
