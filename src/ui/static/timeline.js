@@ -41,8 +41,11 @@ export async function readTimeline() {
 
 const currentOffset = () => (timeline ? offsetNow(timeline, readAt, emulatedNow()) : 0);
 
-/** Set while a seek is under way: another click waits for it to end rather than queue behind it. */
+/** Set while a seek is under way; `queued`: where to go once it is over (the last asked wins). */
 let seeking = false;
+let queued;
+/** The offset last asked for, from which the arrow keys go on while a seek is under way. */
+let asked = 0;
 
 /**
  * A seek rebuilds the world from the seed at the timeline's start and replays the steps up to
@@ -58,14 +61,24 @@ async function seek(to) {
   return answer;
 }
 
-function seekTo(ms) {
-  if (seeking) return;
+/** Seeks to `ms`; asked while a seek is under way, once it is over (only the last such ask). */
+async function seekTo(ms) {
+  asked = ms;
+  if (seeking) {
+    queued = ms;
+    return;
+  }
   seeking = true;
   $('#timeline-panel').setAttribute('aria-busy', 'true');
-  act(() => seek(ms), () => `timeline at ${formatOffset(ms)}`).finally(() => {
+  try {
+    for (let to = ms; to !== undefined; to = queued) {
+      queued = undefined;
+      await act(() => seek(to), () => `timeline at ${formatOffset(to)}`);
+    }
+  } finally {
     seeking = false;
     $('#timeline-panel').removeAttribute('aria-busy');
-  });
+  }
 }
 
 const setText = (el, text) => {
@@ -82,7 +95,7 @@ export function renderTimeline() {
   panel.hidden = false;
   const steps = timeline.steps;
   const empty = steps.length === 0;
-  panel.classList.toggle('empty', empty);
+  panel.classList.toggle('no-steps', empty);
   const record = $('#timeline-record');
   const recording = timeline.recording === true;
   record.setAttribute('aria-pressed', String(recording));
@@ -187,7 +200,7 @@ export function wireTimeline() {
     if (event.key === 'Home') to = 0;
     else if (event.key === 'End') to = steps[steps.length - 1].atMs;
     else if (event.key === 'ArrowRight' || event.key === 'ArrowUp' || event.key === 'ArrowLeft' || event.key === 'ArrowDown') {
-      const index = neighbourStep(steps, currentOffset(), event.key === 'ArrowRight' || event.key === 'ArrowUp' ? 1 : -1);
+      const index = neighbourStep(steps, seeking ? asked : currentOffset(), event.key === 'ArrowRight' || event.key === 'ArrowUp' ? 1 : -1);
       to = index < 0 ? (event.key === 'ArrowLeft' || event.key === 'ArrowDown' ? 0 : undefined) : steps[index].atMs;
     } else return;
     event.preventDefault();

@@ -163,7 +163,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the timeline scrubber in Chromium', () => {
     expect(await page.locator('#timeline-record').isVisible()).toBe(true);
     await page.goto(`${served.url}?presenter`);
     await waitForText(page.locator('#brand-title'), 'Load testing');
-    await waitUntil('the empty timeline hidden', async () => (await page.locator('#timeline-panel').getAttribute('class'))?.includes('empty') === true);
+    await waitUntil('the empty timeline hidden', async () => (await page.locator('#timeline-panel').getAttribute('class'))?.includes('no-steps') === true);
     expect(await page.locator('#timeline-panel').isHidden()).toBe(true);
   });
 });
