@@ -4,7 +4,7 @@ import { stopwatch } from '../core/clock.js';
 import { SLICE_MS, turn } from '../core/slices.js';
 import { CLIENT_HEADER, TIMELINE_CLIENT } from '../world/journal.js';
 import { PATHS, SANDBOX_PREFIX } from '../http/paths.js';
-import { MAX_STEP_BODY_BYTES, requestProblem, type StepRequest } from '../world/timeline-schemas.js';
+import { MAX_STEP_BODY_BYTES, bodyAt, requestProblem, type StepRequest } from '../world/timeline-schemas.js';
 
 
 /** Whether a request says it is a timeline's step (X-Emulator-Client: timeline). */
@@ -188,7 +188,7 @@ export class TimelinePlayer {
           ...(control && this.adminToken !== undefined ? { authorization: `Bearer ${this.adminToken}` } : {}),
           ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
         },
-        ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
+        ...(body !== undefined ? { payload: JSON.stringify(bodyAt(body, step.at)) } : {}),
       });
       status = answer.statusCode;
     } catch {

@@ -40,7 +40,9 @@ export const StepRequestSchema = Type.Object(
       pattern: '^/',
       description: 'the path (and query) in the world the timeline belongs to: an emulated interface or /_emulator; never a sandbox path',
     }),
-    body: Type.Optional(Type.Unknown({ description: 'the JSON body, sent as application/json' })),
+    body: Type.Optional(
+      Type.Unknown({ description: 'the JSON body, sent as application/json; a string "{{at}}" (or "{{at+5m}}", "{{at-1h}}") in it is sent as the step\'s instant, epoch ms' }),
+    ),
     headers: Type.Optional(
       Type.Record(Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9-]+$' }), Type.String({ maxLength: 4096 }), {
         maxProperties: MAX_STEP_HEADERS,
@@ -150,6 +152,27 @@ export function offsetOf(at: string | number, start: number): number | undefined
   if (!/^\d{4}-\d{2}-\d{2}T/.test(at)) return undefined;
   const instant = Date.parse(at);
   return Number.isNaN(instant) ? undefined : instant - start;
+}
+
+/** A string of a step's body that stands for its instant: `{{at}}`, `{{at+5m}}`, `{{at-1h}}`. */
+const INSTANT = /^\{\{at(?:([+-])((?:\d{1,9}(?:ms|s|m|h|d)){1,8}))?\}\}$/;
+
+/**
+ * A step's body with every string that names its instant (`{{at}}`, `{{at-5m}}`) replaced by
+ * that instant, epoch ms: the times of an annotation or an incident, written once for any
+ * start. Walks at most the body's own size (bounded by MAX_STEP_BODY_BYTES).
+ */
+export function bodyAt(body: unknown, at: number): unknown {
+  if (typeof body === 'string') {
+    if (!body.startsWith('{{at')) return body;
+    const match = INSTANT.exec(body);
+    if (!match) return body;
+    const delta = match[2] === undefined ? 0 : (relativeMs(`+${match[2]}`) ?? 0);
+    return match[1] === '-' ? at - delta : at + delta;
+  }
+  if (Array.isArray(body)) return body.map((item) => bodyAt(item, at));
+  if (body !== null && typeof body === 'object') return Object.fromEntries(Object.entries(body).map(([k, v]) => [k, bodyAt(v, at)]));
+  return body;
 }
 
 /** Paths no step may reach: the timeline itself, what replaces the world, sandboxes, the MCP endpoint. */
