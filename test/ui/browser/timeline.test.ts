@@ -47,7 +47,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the timeline scrubber in Chromium', () => {
     expect(problems.splice(0)).toEqual([]);
   });
 
-  it('shows the steps as marks on a bar as long as the timeline, labelled by name or request', async () => {
+  it('shows the steps as marks on a bar as long as the timeline, labelled by name or request', { timeout: 40_000 }, async () => {
     await setTimeline(STEPS);
     await page.goto(served.url);
     await waitUntil('three marks', async () => (await marks().count()) === 3);
@@ -144,7 +144,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the timeline scrubber in Chromium', () => {
     );
   });
 
-  it('in the presenter view: the same bar and marks, without the record toggle', async () => {
+  it('in the presenter view: the same bar and marks, without the record toggle', { timeout: 40_000 }, async () => {
     await page.goto(`${served.url}?presenter`);
     await waitUntil('three marks', async () => (await marks().count()) === 3);
     expect(await page.locator('#timeline-track').isVisible()).toBe(true);
@@ -154,7 +154,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the timeline scrubber in Chromium', () => {
     expect((await timeline()).steps[0].done).toBe(true);
   });
 
-  it('says "no timeline" quietly when there are no steps, and nothing in the presenter view', async () => {
+  it('says "no timeline" quietly when there are no steps, and nothing in the presenter view', { timeout: 40_000 }, async () => {
     await setTimeline([]);
     await page.goto(served.url);
     await waitUntil('"no timeline"', () => page.locator('#timeline-empty').isVisible());
