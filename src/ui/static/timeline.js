@@ -3,7 +3,7 @@
 // that moves with the emulated clock, seeking by a click on a mark or on the bar (POST
 // /_emulator/timeline/seek), and the record toggle (POST /_emulator/timeline/record {"on":...}).
 // scrub.js does the arithmetic.
-import { ApiFailure, api, forgetSession } from './api.js';
+import { ApiFailure, api, auth, forgetSession, seedTokenOfUser, useSeedToken } from './api.js';
 import { $, h } from './dom.js';
 import { act } from './live.js';
 import { emulatedNow, forgetEverything } from './model.js';
@@ -49,13 +49,14 @@ let asked = 0;
 
 /**
  * A seek rebuilds the world from the seed at the timeline's start and replays the steps up to
- * the offset: like a reset, it drops what the page read and its session (signed in again at
- * the next read). Its answer is the timeline after it, drawn at once.
+ * the offset: like a reset, it drops what the page read and a session it logged in to (signed
+ * in again at the next read). Its answer is the timeline after it, drawn at once.
  */
 async function seek(to) {
   const answer = await api('POST', path('/seek'), { body: { to } });
   forgetEverything();
-  forgetSession();
+  // A token of the seed is there again; a session logged in to is gone.
+  if (auth.token !== (await seedTokenOfUser())) forgetSession();
   take(answer);
   renderTimeline();
   return answer;
@@ -221,7 +222,11 @@ export function wireTimeline() {
   $('#timeline-record').addEventListener('click', () =>
     act(
       async () => {
-        const answer = await api('POST', path('/record'), { body: { on: timeline?.recording !== true } });
+        const on = timeline?.recording !== true;
+        // What the page does while recording is played again after a seek: with the seed's token,
+        // which the seek keeps, not with a session of the rehearsal, which it drops.
+        if (on) await useSeedToken();
+        const answer = await api('POST', path('/record'), { body: { on } });
         if (Array.isArray(answer?.steps)) take(answer);
         else if (typeof answer?.recording === 'boolean' && timeline) timeline = { ...timeline, recording: answer.recording };
         renderTimeline();

@@ -8,6 +8,7 @@ if (!HAVE_CHROMIUM) console.warn(SKIP_REASON);
 // The timeline scrubber: a timeline set through the control API shows as marks on a bar, and
 // a click on a mark (or on the bar) seeks the emulator's timeline there, forwards and back.
 const ALERT = '5f0c7a2e-9d41-4b7a-8c3e-1a2b3c4d5e6f';
+const CLOUD = '/concerto/services/rest/CloudService/v1';
 const STEPS = [
   { at: '+30s', name: 'Checkout goes down', request: { method: 'POST', path: `/concerto/mpulse/api/alerts/${ALERT}/fire`, body: { message: 'Checkout is down' } } },
   { at: '+2m', name: 'Checkout is back', request: { method: 'POST', path: `/concerto/mpulse/api/alerts/${ALERT}/clear` } },
@@ -15,7 +16,7 @@ const STEPS = [
 ];
 
 interface Timeline {
-  steps: Array<{ at: string; atMs: number; name?: string; done: boolean }>;
+  steps: Array<{ at: string; atMs: number; name?: string; done: boolean; status?: number; request: { path: string; headers?: Record<string, string> } }>;
   offsetMs: number;
   next: number | null;
   lengthMs: number;
@@ -122,31 +123,51 @@ describe.skipIf(!HAVE_CHROMIUM)('the timeline scrubber in Chromium', () => {
     await waitUntil('the timeline at +4m', async () => (await timeline()).offsetMs === 240_000);
   });
 
-  it('records: the toggle turns recording on and off, and says which', async () => {
+  it("records the page's own actions, with the seed's token a seek keeps; the toggle says whether it records", async () => {
     const toggle = page.locator('#timeline-record');
     expect(await toggle.getAttribute('aria-pressed')).toBe('false');
     await toggle.click();
     await waitUntil('recording', async () => (await timeline()).recording);
     await waitUntil('the toggle pressed', async () => (await toggle.getAttribute('aria-pressed')) === 'true');
     expect(await toggle.textContent()).toBe('stop recording');
+    // A grid started from its card while recording: a step, made with the seed's token of the demo user.
+    const grid = page.locator('article[data-kind="grid"][data-id="101"]');
+    await grid.locator('button[name=start]').click();
+    await waitForText(grid.locator('header .badge'), 'ALLOCATING');
+    const recorded = (await timeline()).steps.find((step) => step.request.path === `${CLOUD}/grid/101/action`);
+    expect(recorded?.request.headers?.['x-auth-token']).toBe('demo-token');
+    expect(recorded?.done).toBe(true);
     await toggle.click();
     await waitUntil('not recording', async () => !(await timeline()).recording);
     await waitUntil('the toggle released', async () => (await toggle.getAttribute('aria-pressed')) === 'false');
     expect(await toggle.textContent()).toBe('record');
+    // Played again by a seek from the start: the seed's token is there again, and the step succeeds.
+    await marks().nth(0).click();
+    await waitUntil('the timeline at +30s', async () => (await timeline()).offsetMs === 30_000);
+    await page.locator('#timeline-track').focus();
+    await page.keyboard.press('End');
+    const last = recorded!.atMs;
+    await waitUntil('the timeline at the recorded step', async () => (await timeline()).offsetMs === last);
+    const replayed = (await timeline()).steps.find((step) => step.request.path === `${CLOUD}/grid/101/action`);
+    expect(replayed?.done).toBe(true);
+    // Accepted (202) as when it was made, not refused for a token the seek dropped (401).
+    expect(replayed?.status).toBe(202);
   });
 
   it('saves the steps as a fixture file', async () => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.locator('#timeline-save').click()]);
     expect(download.suggestedFilename()).toBe('timeline.json');
     const saved = JSON.parse(readFileSync((await download.path())!, 'utf8'));
-    expect(saved.timeline.steps.map((step: { at: string; request: { path: string } }) => [step.at, step.request.path])).toEqual(
-      STEPS.map((step) => [step.at, step.request.path]),
+    const held = await timeline();
+    expect(held.steps.length).toBe(STEPS.length + 1);
+    expect(saved.timeline.steps.map((step: Timeline['steps'][number]) => [step.at, step.request.path])).toEqual(
+      held.steps.map((step) => [step.at, step.request.path]),
     );
   });
 
   it('in the presenter view: the same bar and marks, without the record toggle', { timeout: 40_000 }, async () => {
     await page.goto(`${served.url}?presenter`);
-    await waitUntil('three marks', async () => (await marks().count()) === 3);
+    await waitUntil('four marks', async () => (await marks().count()) === 4);
     expect(await page.locator('#timeline-track').isVisible()).toBe(true);
     expect(await page.locator('#timeline-record').isHidden()).toBe(true);
     await marks().nth(1).click();
