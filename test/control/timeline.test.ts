@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { AUTH, T0, makeApp } from '../helpers/app.js';
+import { AUTH, T0, makeApp, makeDemoApp } from '../helpers/app.js';
 import { GRID_DURATIONS, grid, seed } from '../provisioning/seed.js';
 
 const CLOUD = '/concerto/services/rest/CloudService/v1';
@@ -83,5 +83,25 @@ describe('the timeline routes', () => {
       expect(res.statusCode, String(to)).toBe(400);
       expect(res.json().message).toContain('to');
     }
+  });
+});
+
+describe('the bundled demo seed', () => {
+  it('tells its story on its own as the clock passes: the grid, the outage, the alert, the recovery', { timeout: 60_000 }, async () => {
+    ({ app } = await makeDemoApp());
+    const first = await get();
+    expect(first).toMatchObject({ next: 0, lengthMs: 3_600_000, recording: false });
+    await advance(3 * 60_000);
+    const alert = async () => (await app.inject({ url: '/_emulator/alerts/demo-alert' })).json();
+    expect(await alert()).toMatchObject({ state: 'firing' });
+    await advance(60 * 60_000);
+    expect(await alert()).toMatchObject({ state: 'cleared' });
+    const done = await get();
+    expect(done.next).toBeNull();
+    for (const step of done.steps) expect(step.status, step.name).toBeLessThan(300);
+    const annotations = (
+      await app.inject({ url: `/concerto/mpulse/api/annotations/v1/?date-start=${T0}&date-end=${T0 + 2 * 3_600_000}`, headers: { 'x-auth-token': 'demo-token' } })
+    ).json();
+    expect(JSON.stringify(annotations)).toContain('CDN recovered');
   });
 });
