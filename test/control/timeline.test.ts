@@ -105,3 +105,25 @@ describe('the bundled demo seed', () => {
     expect(JSON.stringify(annotations)).toContain('CDN recovered');
   });
 });
+
+describe('each world its own timeline', () => {
+  it('a sandbox plays and seeks its own, the default world keeps its own; steps of /_emulator carry the admin token', { timeout: 60_000 }, async () => {
+    ({ app } = await makeApp(seed({ grids: [grid()] }), { adminToken: 'secret', sandboxes: 'auto' }));
+    const admin = { authorization: 'Bearer secret' };
+    const incident = { at: '+1m', name: 'a fault rule', request: { method: 'POST', path: '/_emulator/faults', body: { id: 'drill', path: '/nowhere', action: { status: 503 } } } };
+    expect((await app.inject({ url: TL })).statusCode).toBe(401);
+    const set = await app.inject({ method: 'PUT', url: `/sandbox/w1${TL}`, headers: admin, payload: { steps: [startStep('+30s'), incident] } });
+    expect(set.statusCode, set.body).toBe(200);
+    expect((await app.inject({ url: TL, headers: admin })).json().steps).toEqual([]);
+    await app.inject({ method: 'POST', url: '/sandbox/w1/_emulator/clock/advance', headers: admin, payload: { ms: 2 * 60_000 } });
+    const played = (await app.inject({ url: `/sandbox/w1${TL}`, headers: admin })).json();
+    expect(played.steps.map((s: { status: number }) => s.status)).toEqual([202, 201]);
+    expect((await app.inject({ url: `/sandbox/w1${CLOUD}/grid/101`, headers: AUTH })).json().state).not.toBe('LOADED');
+    // The default world's grid never started.
+    expect((await gridView()).state).toBe('LOADED');
+    const back = await app.inject({ method: 'POST', url: `/sandbox/w1${TL}/seek`, headers: admin, payload: { to: '+0s' } });
+    expect(back.json()).toMatchObject({ next: 0, offsetMs: 0 });
+    expect((await app.inject({ url: '/sandbox/w1/_emulator/faults', headers: admin })).json()).toEqual([]);
+    expect((await app.inject({ url: `/sandbox/w1${CLOUD}/grid/101`, headers: AUTH })).json().state).toBe('LOADED');
+  });
+});
