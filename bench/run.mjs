@@ -11,7 +11,8 @@
 //   BENCH_STARTS       start-ups measured per seed, alternating with the bare baseline's, median reported (default 10)
 //   BENCH_RESETS       resets measured, median reported (default 100)
 //   BENCH_ONLY         comma-separated case ids to run (default: all)
-//   BENCH_PARTS        comma-separated parts to run: startup, throughput, hooks, reset, stall, image, sandboxes, events, query, parity (default: all)
+//   BENCH_PARTS        comma-separated parts to run: startup, throughput, hooks, reset, stall, image, sandboxes, events, query, parity, timeline (default: all)
+//   BENCH_TIMELINE_SEEKS  seeks of the demo seed's one-hour timeline timed, median reported (default 40)
 //   BENCH_QUERY_ROUNDS cold Query API answers timed per range, median reported (default 15)
 //   BENCH_PARITY_EXCHANGES  exchanges timed each way through the recording proxy and straight (default 1000)
 //   BENCH_HOOKS        comma-separated rows of the hooks table to run, by hook name (default: all)
@@ -44,6 +45,7 @@ import { stallBench } from './stall.mjs';
 import { eventsBench } from './events.mjs';
 import { queryBench } from './query.mjs';
 import { parityBench } from './parity.mjs';
+import { timelineBench } from './timeline.mjs';
 import { alternateStarts, bareSide } from './startup.mjs';
 import { LARGE_SEED, writeSeed } from './seeds.mjs';
 import { CASES, NO_LIMIT } from './cases.mjs';
@@ -61,7 +63,7 @@ const RESETS = Math.round(num('BENCH_RESETS', 100));
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((s) => s.trim())) : undefined;
 const SANDBOX_OPS = Math.round(num('BENCH_SANDBOX_OPS', 500));
 const SANDBOX_ROUNDS = Math.max(1, Math.round(num('BENCH_SANDBOX_ROUNDS', 5)));
-const ALL_PARTS = ['startup', 'throughput', 'hooks', 'reset', 'stall', 'image', 'sandboxes', 'events', 'query', 'parity'];
+const ALL_PARTS = ['startup', 'throughput', 'hooks', 'reset', 'stall', 'image', 'sandboxes', 'events', 'query', 'parity', 'timeline'];
 const PARTS = new Set(process.env.BENCH_PARTS ? process.env.BENCH_PARTS.split(',').map((s) => s.trim()) : ALL_PARTS);
 for (const part of PARTS) {
   if (!ALL_PARTS.includes(part)) throw new Error(`BENCH_PARTS: unknown part '${part}' (known: ${ALL_PARTS.join(', ')})`);
@@ -319,6 +321,12 @@ async function main() {
     if (PARTS.has('parity')) {
       log('parity (recording proxy against straight, verify of 1,000 exchanges) ...');
       goalRows.push(...(await parityBench({ env: { RATE_LIMIT_MAX: NO_LIMIT }, exchanges: Math.round(num('BENCH_PARITY_EXCHANGES', 1000)), log: (line) => log(`  ${line}`) })));
+    }
+
+    // --- Seeks of the demo seed's timeline (bench/timeline.mjs) ------------------------------
+    if (PARTS.has('timeline')) {
+      log("timeline seeks of the demo seed's one-hour story ...");
+      goalRows.push(...(await timelineBench({ log: (line) => log(`  ${line}`) })));
     }
 
     // --- The container image ----------------------------------------------------------------

@@ -29,6 +29,7 @@ import { rewriteSandboxUrl } from './http/paths.js';
 import { homeRoutes } from './ui/home.js';
 import { servicePageRoutes } from './ui/service-page.js';
 import { trustTargets } from './alerts/deliveries.js';
+import { TimelinePlayer } from './control/timeline-player.js';
 
 /**
  * serializerOnFirstUse, given each response schema as serializationSchema rewrites it: a union
@@ -185,6 +186,10 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
     wait: control,
     after: [guard],
   });
+  // The timelines' steps due are played before a request is handled, and a recording world
+  // records what changed it: root hooks, installed before every route.
+  const player = new TimelinePlayer(app as unknown as FastifyInstance, config.adminToken);
+  player.install();
   // OpenAPI before the routes it lists.
   await installOpenApi(app, config, { interfaces: INTERFACES, areas: AREAS });
   await installPersistence(app, {
@@ -241,7 +246,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
     world.dispose();
     sandboxes.dispose();
   });
-  await app.register(controlRoutes, { prefix: CONTROL_PREFIX, world: (r) => r.world, sandboxes });
+  await app.register(controlRoutes, { prefix: CONTROL_PREFIX, world: (r) => r.world, sandboxes, player });
   await app.register(uiRoutes, { prefix: UI_PREFIX });
   await app.register(homeRoutes);
   await app.register(servicePageRoutes);

@@ -75,7 +75,7 @@ const _sameSections: [ListedSections] extends [InterfaceSectionSchemas] ? ([Inte
 
 export const StateSchema = STATE.schema as unknown as FullStateSchema;
 export const FixtureFileSchema = STATE.fileSchema as unknown as TPartial<FullStateSchema>;
-export type SectionName = Exclude<keyof State, '$schema' | 'demo' | 'clock'>;
+export type SectionName = Exclude<keyof State, '$schema' | 'demo' | 'clock' | 'timeline'>;
 export const SECTION_NAMES = STATE.sectionNames as readonly SectionName[];
 /** The sections of the interfaces alone (what the import's answer counts). */
 export const INTERFACE_SECTION_NAMES = SECTION_NAMES.filter((name) => !(name in WORLD_SECTIONS.schemas));

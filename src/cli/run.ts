@@ -69,6 +69,7 @@ export async function runCli(
         const state = report.state as State;
         if (state.clock && report.clockFile !== undefined) output.err(`cloud-emulator: note: ${clockNote(report.clockFile, state.clock, config.seedClock)}\n`);
         const counts = SECTION_NAMES.filter((name) => state[name].length).map((name) => `${state[name].length} ${name}`);
+        if (state.timeline) counts.push(`a timeline of ${state.timeline.steps.length} step${state.timeline.steps.length === 1 ? '' : 's'}`);
         output.out(`OK ${dir}: ${counts.join(', ') || 'empty'}\n`);
         return 0;
       }

@@ -46,6 +46,7 @@ import type { ErrorBody } from '../http/error-body.js';
 import { PATHS } from '../http/paths.js';
 import type { SandboxListSchema, SandboxSummarySchema } from '../world/sandbox-schemas.js';
 import type { EventKind, EventType, WorldEventData } from '../world/event-types.js';
+import type { TimelineInput, TimelineStep, TimelineStepInput, TimelineView } from '../world/timeline-schemas.js';
 
 export type Health = Static<typeof HealthSchema>;
 export type ResetResult = Static<typeof ResetResultSchema>;
@@ -89,6 +90,8 @@ export type {
 };
 
 export type { EventKind, EventType };
+/** A timeline (docs/timelines.md): what GET /_emulator/timeline answers, and what a PUT and a fixture's `timeline` hold. */
+export type { TimelineInput, TimelineStep, TimelineStepInput, TimelineView };
 /** One event of `GET /_emulator/events`: its `data`, parsed. */
 export type EmulatorEvent = WorldEventData;
 
@@ -301,6 +304,33 @@ export class EmulatorClient {
 
   unfreeze(): Promise<ClockStatus> {
     return this.setClock({ frozen: false });
+  }
+
+  // ---- timeline ----------------------------------------------------------------------
+
+  /** The world's timeline: its steps (each done or not), the offset reached, the next step, whether it records. */
+  getTimeline(): Promise<TimelineView> {
+    return this.call('GET', '/timeline');
+  }
+
+  /** Replaces the timeline; it starts at the current emulated time. Refused whole (a 400 naming the step and field) when a step is wrong. */
+  setTimeline(timeline: TimelineInput): Promise<TimelineView> {
+    return this.call('PUT', '/timeline', { body: timeline });
+  }
+
+  /** The world as playing the timeline from its start to `to` makes it ("+4m", or ms), forwards or backwards. */
+  seekTimeline(to: string | number): Promise<TimelineView> {
+    return this.call('POST', '/timeline/seek', { body: { to } });
+  }
+
+  /** Records (true) what is done from now on as steps, or stops (false). */
+  recordTimeline(on: boolean): Promise<TimelineView> {
+    return this.call('POST', '/timeline/record', { body: { on } });
+  }
+
+  /** The timeline as a fixture file ({"timeline":{"steps":[...]}}), to save into a fixture folder. */
+  exportTimeline(): Promise<{ timeline: TimelineInput }> {
+    return this.call('GET', '/timeline/fixture');
   }
 
   // ---- users -------------------------------------------------------------------------

@@ -4,6 +4,7 @@ import type { StoreOf } from '../http/routing.js';
 import { LATEST_INSTANT } from '../core/clock.js';
 import { ErrorBodySchema, badRequest, notFound } from '../http/errors.js';
 import { refuseOtherMethods } from '../http/routing.js';
+import type { TimelinePlayer } from './timeline-player.js';
 import { AdvanceBodySchema, AdvanceResultSchema, ClockSettingsBodySchema, ClockStatusSchema, type AdvanceBody, type ClockStatusBody } from './schemas.js';
 
 export function clockStatus(world: World): ClockStatusBody {
@@ -39,7 +40,7 @@ function target(world: World, body: AdvanceBody, now: number): number | undefine
 }
 
 /** Emulated time: read it, move it forward, speed it up, slow it down or stop it. */
-export const clockRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> = async (app, { world }) => {
+export const clockRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World>; player: TimelinePlayer }> = async (app, { world, player }) => {
   const refuseOthers = refuseOtherMethods(app);
   /** GET /_emulator/clock: emulated time, scale, frozen, and the next lifecycle transition. */
   app.get(
@@ -87,7 +88,8 @@ export const clockRoutes: FastifyPluginAsyncTypebox<{ world: StoreOf<World> }> =
         throw badRequest(`the clock cannot move past ${new Date(LATEST_INSTANT).toISOString()} (asked for epoch ms ${at})`);
       }
       const advancedMs = at !== undefined && at > before ? at - before : 0;
-      if (advancedMs > 0) world(request).clock.advance(advancedMs);
+      // The timeline's steps on the way are played each at its own instant.
+      if (advancedMs > 0) await player.playTo(world(request), before + advancedMs);
       return { ...clockStatus(world(request)), advancedMs };
     },
   );

@@ -16,6 +16,8 @@ import { incidentControlRoutes } from './incident-routes.js';
 import { collectOperations, controlIndexRoutes } from './index-routes.js';
 import { eventRoutes } from './event-routes.js';
 import { userRoutes } from './user-routes.js';
+import { timelineRoutes } from './timeline-routes.js';
+import type { TimelinePlayer } from './timeline-player.js';
 
 export { CONTROL_PREFIX } from './hooks.js';
 
@@ -28,9 +30,11 @@ export interface ControlOptions {
   /** The world of the request: the default one, or the sandbox its path names. */
   world: StoreOf<World>;
   sandboxes: Sandboxes;
+  /** Plays the worlds' timelines (the clock's advance plays the steps on its way). */
+  player: TimelinePlayer;
 }
 
-export const controlRoutes: FastifyPluginAsyncTypebox<ControlOptions> = async (app, { world, sandboxes }) => {
+export const controlRoutes: FastifyPluginAsyncTypebox<ControlOptions> = async (app, { world, sandboxes, player }) => {
   installErrorHandling(app, { unsupportedMediaType: 400 });
   // Every body here is JSON; a text body is a mistake worth naming, not a string to parse.
   app.removeContentTypeParser('text/plain');
@@ -39,7 +43,7 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlOptions> = async (a
   const operations = collectOperations(app);
   await app.register(controlIndexRoutes, { operations });
   await app.register(stateRoutes, { world });
-  await app.register(clockRoutes, { world });
+  await app.register(clockRoutes, { world, player });
   await app.register(scenarioRoutes, { world });
   await app.register(alertControlRoutes, { world });
   await app.register(deliveryRoutes, { world });
@@ -49,5 +53,6 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlOptions> = async (a
   await app.register(compositionControlRoutes, { world });
   await app.register(incidentControlRoutes, { world });
   await app.register(userRoutes, { world });
+  await app.register(timelineRoutes, { world, player });
   await app.register(sandboxRoutes, { sandboxes, world });
 };

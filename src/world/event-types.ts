@@ -5,7 +5,7 @@
  */
 
 /** What an event is about, as the stream names it. */
-export const EVENT_KINDS = ['grid', 'server', 'rsdb', 'environment', 'instance', 'annotation', 'alert', 'delivery', 'fault', 'sandbox', 'object'] as const;
+export const EVENT_KINDS = ['grid', 'server', 'rsdb', 'environment', 'instance', 'annotation', 'alert', 'delivery', 'fault', 'sandbox', 'object', 'timeline'] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
 export const EVENT_TYPES = [
@@ -31,6 +31,8 @@ export const EVENT_TYPES = [
   'sandbox.created',
   'sandbox.deleted',
   'seed.refused',
+  'timeline.step',
+  'timeline.seek',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -34,6 +34,7 @@ export const JournalRecordSchema = Type.Object(
     responseSize: Type.Optional(Type.Integer({ description: 'bytes of the response body (absent for a streamed one)' })),
     durationMs: Type.Number({ description: 'real time spent answering' }),
     faulted: Type.Optional(Type.Array(Type.String(), { description: 'ids of the fault rules that acted on it' })),
+    origin: Type.Optional(Type.Literal('timeline', { description: "the request was a step of the world's timeline (X-Emulator-Client: timeline; docs/timelines.md)" })),
   },
   { additionalProperties: false },
 );

@@ -15,6 +15,15 @@ export const CLIENT_HEADER = 'x-emulator-client';
 export const DASHBOARD_CLIENT = 'dashboard';
 
 /** Whether a request came from the dashboard, from its mark. */
+/** The X-Emulator-Client of a timeline's step (control/timeline-player.ts): its entries show `origin: "timeline"`. */
+export const TIMELINE_CLIENT = 'timeline';
+
+/** Whether a request is a timeline's step, from its mark. */
+export function fromTimeline(headers: RequestHeaders | null): boolean {
+  const value = headers?.[CLIENT_HEADER];
+  return Array.isArray(value) ? value.includes(TIMELINE_CLIENT) : value === TIMELINE_CLIENT;
+}
+
 export function fromDashboard(headers: RequestHeaders | null): boolean {
   const value = headers?.[CLIENT_HEADER];
   return Array.isArray(value) ? value.includes(DASHBOARD_CLIENT) : value === DASHBOARD_CLIENT;
@@ -302,7 +311,7 @@ export class Journal {
   private readonly faulted: Array<string[] | null>;
   private readonly headers: Array<RequestHeaders | null>;
   private readonly headersCut: Uint8Array;
-  /** 1 for a request the dashboard marked as its own. */
+  /** 1 for a request the dashboard marked as its own, 2 for a timeline's step. */
   private readonly dashboard: Uint8Array;
   private readonly bodies: Array<string | CutBody | undefined>;
   private readonly bodiesDropped: Array<BodyDropped | undefined>;
@@ -394,7 +403,7 @@ export class Journal {
     this.faulted[i] = faulted;
     this.headers[i] = shown.headers;
     this.headersCut[i] = shown.cut ? 1 : 0;
-    this.dashboard[i] = fromDashboard(headers) ? 1 : 0;
+    this.dashboard[i] = fromDashboard(headers) ? 1 : fromTimeline(headers) ? 2 : 0;
     this.bodies[i] = kept;
     this.bodiesDropped[i] = dropped;
     this.responseSizes[i] = responseSize;
@@ -472,7 +481,7 @@ export class Journal {
       const i = this.slot(n);
       if (out.length >= limit || bytes >= PAGE_BYTES || work >= CALL_WORK_BUDGET) return { items: out, next: this.ids[this.slot(n - 1)] };
       work += 64 + (filter.pathPrefix === undefined ? 0 : filter.pathPrefix.length);
-      if (hideDashboard && this.dashboard[i]) continue;
+      if (hideDashboard && this.dashboard[i] === 1) continue;
       if (method !== undefined && this.methods[i] !== method) continue;
       if (filter.pathPrefix !== undefined && !this.pathOf(i).startsWith(filter.pathPrefix)) continue;
       if (status && !status(this.statuses[i])) continue;
@@ -549,7 +558,7 @@ export class Journal {
       if (work >= CALL_WORK_BUDGET) return this.ids[this.slot(n - 1)];
       const i = this.slot(n);
       work += 64;
-      if (m.hideDashboard && this.dashboard[i]) continue;
+      if (m.hideDashboard && this.dashboard[i] === 1) continue;
       if (m.method !== undefined && this.methods[i] !== m.method) continue;
       if (m.status && !m.status(this.statuses[i])) continue;
       if (m.glob !== undefined) {
@@ -633,6 +642,7 @@ export class Journal {
     if (this.responseSizes[i] >= 0) entry.responseSize = this.responseSizes[i];
     const faulted = this.faulted[i];
     if (faulted) entry.faulted = faulted;
+    if (this.dashboard[i] === 2) entry.origin = 'timeline';
     return entry;
   }
 }

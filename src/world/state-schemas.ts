@@ -1,5 +1,6 @@
 import { Type, type Static, type TObject, type TOptional, type TString } from '@sinclair/typebox';
 import { ClockAnchorSchema } from '../core/clock.js';
+import type { TimelineSchema } from './timeline-schemas.js';
 
 /**
  * The schemas of the state format that are no section of it: the demo a state makes, and the
@@ -22,5 +23,10 @@ export type Demo = Static<typeof DemoSchema>;
 
 /** The schema of a whole state with these sections: `$schema`, `demo` and `clock`, then the sections. */
 export type StateSchemaWith<Sections> = TObject<
-  { $schema: TOptional<TString>; demo: TOptional<typeof DemoSchema>; clock: TOptional<typeof ClockAnchorSchema> } & Sections
+  {
+    $schema: TOptional<TString>;
+    demo: TOptional<typeof DemoSchema>;
+    clock: TOptional<typeof ClockAnchorSchema>;
+    timeline: TOptional<typeof TimelineSchema>;
+  } & Sections
 >;

@@ -18,6 +18,7 @@ import type { AnyInterfaceModel, SectionKeys, SectionSchemasOf } from '../core/i
 import { ClockAnchorSchema, type ClockAnchor } from '../core/clock.js';
 import { timeShifter, type Shifter } from '../core/time-shift.js';
 import { DemoSchema, type Demo, type StateSchemaWith } from './state-schemas.js';
+import { TimelineSchema, timelineProblems, type TimelineInput } from './timeline-schemas.js';
 
 /**
  * The state format: the whole state of the emulator, in the fixture format, made of the
@@ -33,7 +34,7 @@ export type SectionName = string;
 export { DemoSchema, type Demo } from './state-schemas.js';
 
 /** A state of some list of interfaces, as the world handles it without knowing which. */
-export type State = { $schema?: string; demo?: Demo; clock?: ClockAnchor } & { [section: string]: unknown };
+export type State = { $schema?: string; demo?: Demo; clock?: ClockAnchor; timeline?: TimelineInput } & { [section: string]: unknown };
 
 /**
  * What the loader is told besides the data. `now`: the moment the state would be loaded at,
@@ -195,13 +196,13 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
   const keyOf: Record<string, (item: never) => string | number> = {};
   for (const i of interfaces) {
     for (const name of Object.keys(i.sections)) {
-      if (name in sections || name === '$schema' || name === 'demo' || name === 'clock') throw new Error(`interface ${i.name}: the state already has a section '${name}'`);
+      if (name in sections || name === '$schema' || name === 'demo' || name === 'clock' || name === 'timeline') throw new Error(`interface ${i.name}: the state already has a section '${name}'`);
       sections[name] = i.sections[name];
       keyOf[name] = i.keys[name];
     }
   }
   for (const name of Object.keys(world?.schemas ?? {})) {
-    if (name in sections || name === '$schema' || name === 'demo' || name === 'clock') throw new Error(`the world's section '${name}' is already a section of the state`);
+    if (name in sections || name === '$schema' || name === 'demo' || name === 'clock' || name === 'timeline') throw new Error(`the world's section '${name}' is already a section of the state`);
     sections[name] = world!.schemas[name];
     keyOf[name] = world!.keys[name];
   }
@@ -212,6 +213,8 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
       demo: Type.Optional(DemoSchema),
       // An export's clock: its emulated times are relative to clock.now (docs/fixtures.md, "Time").
       clock: Type.Optional(ClockAnchorSchema),
+      // Requests played at offsets from the load (docs/timelines.md).
+      timeline: Type.Optional(TimelineSchema),
       ...sections,
     },
     { additionalProperties: false, $id: 'State' },
@@ -406,6 +409,7 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
     for (const [field, message] of [
       ['demo', 'the demo is described by one file only'],
       ['clock', 'a folder holds at most one file with a clock (an export)'],
+      ['timeline', 'a folder holds at most one timeline'],
     ] as const) {
       let first: number | undefined;
       sources.forEach((source, k) => {
@@ -414,6 +418,10 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
         if (first === undefined) {
           first = k;
           if (!alone) state[field] = data[field];
+          // What the schema cannot see of a timeline: how its times read, where its requests go.
+          if (field === 'timeline' && kept[k] === undefined) {
+            for (const p of timelineProblems(data.timeline as TimelineInput, undefined)) add(k, `/timeline${p.pointer}`, p.message);
+          }
         } else add(k, `/${field}`, message, { source: first, pointer: `/${field}` });
       });
     }
@@ -505,6 +513,7 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
     for (const name of sectionNames) if (merged[name] !== undefined) state[name] = merged[name];
     if (merged.demo !== undefined) state.demo = merged.demo;
     if (merged.clock !== undefined) state.clock = merged.clock;
+    if (merged.timeline !== undefined) state.timeline = merged.timeline;
     world?.apply?.(state);
     return { state: state as S, problems, ...about };
   };

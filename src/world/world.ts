@@ -9,6 +9,8 @@ import type { StateSnapshot } from './export-stream.js';
 import type { SectionSnapshot } from '../core/snapshot.js';
 import type { ObjectViews } from '../core/objects.js';
 import { WorldEvents, type EventInput, type ViewOf } from './events.js';
+import { Timeline } from './timeline.js';
+import type { TimelineInput } from './timeline-schemas.js';
 
 /**
  * The emulated world, with no HTTP in it: every store, its clock, fault rules, journal, alert
@@ -30,6 +32,12 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
   readonly journal: Journal;
   /** Its changes, for the event stream: idle (no timer, no work) while nobody listens. */
   readonly events: WorldEvents;
+  /**
+   * Requests played at emulated offsets (docs/timelines.md): the seed's `timeline`, starting
+   * when the seed was loaded, or one set through the control API. Played and recorded by
+   * control/timeline-player.ts.
+   */
+  readonly timeline: Timeline;
   /** The clock settings the process started with, which reset restores. */
   private readonly startClock: { scale: number; frozen: boolean };
   /** The state the stores were last built from (the seed, a loaded or posted state). */
@@ -74,6 +82,8 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
   ) {
     this.active = name === undefined;
     this.current = this.build(initial, initialClock);
+    // A state other than the seed (a state file, an export) carries no timeline unless it has one of its own.
+    this.timeline = new Timeline(clock.now(), timelineOf(initial), { lenient: true });
     this.faults = new FaultStore(clock);
     this.faults.addAll(faultsOf(initial));
     this.journal = new Journal(
@@ -249,7 +259,29 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
     // The seed's rules, checked when the seed was read, start again with fresh counts and seeds' draws.
     this.faults.addAll(faultsOf(this.seed));
     this.journal.clear();
+    // The seed's timeline, starting again now.
+    this.timeline.replace(timelineOf(this.seed), this.clock.now(), { lenient: true });
     this.armDue(true);
+  }
+
+  /**
+   * The world as the seed makes it at the emulated instant `at`, on a frozen clock: where a
+   * seek of the timeline replays its steps from (control/timeline-player.ts). Every store,
+   * fault rule and journal entry is built again, as a reset does; the timeline keeps its steps,
+   * none of them played, starting at `at`. The caller sets the clock's scale and frozen setting
+   * back once it has replayed. The seed's clock, if any, is read as its age at `at`.
+   */
+  restartAt(at: number): void {
+    this.events.beforeReplace();
+    this.clock.set({ now: at, frozen: true });
+    const old = this.current;
+    this.current = this.build(this.seed, 'real');
+    this.retire(old);
+    this.faults.clear();
+    this.faults.addAll(faultsOf(this.seed));
+    this.journal.clear();
+    this.timeline.rewind(at);
+    this.events.replaced('world.reset');
   }
 
   /**
@@ -291,6 +323,9 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
     const old = this.current;
     this.current = this.build(state, clockMode);
     this.retire(old);
+    // A state with a timeline of its own brings it, starting now; any other keeps the world's.
+    const timeline = timelineOf(state);
+    if (timeline) this.timeline.replace(timeline, this.clock.now(), { lenient: true });
     this.events.replaced(why);
     this.armDue(true);
   }
@@ -470,6 +505,11 @@ export const DUE_RECHECK_MS = 100;
 /** The earlier of two instants, either of which may be unknown. */
 function earliest(a: number | undefined, b: number | undefined): number | undefined {
   return a === undefined ? b : b === undefined ? a : Math.min(a, b);
+}
+
+/** The timeline a state holds, if any. */
+function timelineOf(state: unknown): TimelineInput | undefined {
+  return (state as { timeline?: TimelineInput }).timeline;
 }
 
 /** The fault rules a state holds (none for a state of a list without the `faults` section). */

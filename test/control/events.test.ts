@@ -110,7 +110,7 @@ describe('GET /_emulator/events', () => {
     await start();
     const bad = await app.inject({ url: '/_emulator/events?kind=gird' });
     expect(bad.statusCode).toBe(400);
-    expect(bad.json().message).toBe("query 'kind': unknown kind 'gird'; use grid, server, rsdb, environment, instance, annotation, alert, delivery, fault, sandbox, object");
+    expect(bad.json().message).toBe("query 'kind': unknown kind 'gird'; use grid, server, rsdb, environment, instance, annotation, alert, delivery, fault, sandbox, object, timeline");
     const badType = await app.inject({ url: '/_emulator/events?types=transition,nope' });
     expect(badType.statusCode).toBe(400);
     expect(badType.json().message).toContain("query 'types': unknown event type 'nope'; use transition, annotation.created");

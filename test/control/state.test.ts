@@ -102,6 +102,9 @@ describe('POST /_emulator/reset', () => {
     clock.advance(30_000);
     expect((await app.inject({ url: `${REPO}/Objects/grid`, headers: { 'x-auth-token': kept } })).statusCode).toBe(200);
     clock.advance(40_000);
+    // The demo seed's timeline has a step due by now (a grid starts at +1m): a request plays it,
+    // so that the counts read from the world directly are those the export will hold.
+    await app.inject({ url: '/_emulator/clock' });
     const counts = app.world.counts();
     const state = await exportState();
     expect(counts).toEqual(countsOf(state));

@@ -80,7 +80,12 @@ describe('fillDefaults', () => {
   });
 
   it('on random breakage of the demo seed and of a started export', async () => {
-    const demo = structuredClone(await loadFixtures(BUNDLED_FIXTURES_DIR)) as unknown as Json;
+    // Without its timeline: a step's field is named `at`, and on an array put where a step
+    // belongs, Value.Default (the reference here) copies Array.prototype.at onto it, a function
+    // its own clone then refuses; the loader never meets a function (its input is JSON).
+    const { timeline: _timeline, ...seed } = await loadFixtures(BUNDLED_FIXTURES_DIR);
+    expect(_timeline?.steps.length).toBeGreaterThan(0);
+    const demo = structuredClone(seed) as unknown as Json;
     // An export after starts and fires: deployments, cloud servers, launches and alert history.
     const { app } = await makeDemoApp();
     const token = { 'x-auth-token': 'demo-token' };

@@ -337,6 +337,25 @@ const ROUTES: Record<string, RouteCase> = {
     values: { outcome: () => 'ALLOCATE_FAILED' },
     shows: { outcome: (r) => at(r, ['nextStart', 'outcome']) === 'ALLOCATE_FAILED' },
   },
+  [`PUT ${E}/timeline`]: {
+    url: () => `${E}/timeline`,
+    base: () => ({ steps: [{ at: '+1h', name: 'a step', request: { method: 'POST', path: `${ALERTS}/demo-alert/fire`, headers: { 'x-auth-token': 'demo-token' }, body: { message: 'x' } } }] }),
+    read: (ctx) => json(ctx, `${E}/timeline`),
+  },
+  [`POST ${E}/timeline/seek`]: {
+    url: () => `${E}/timeline/seek`,
+    base: () => ({ to: '+1m' }),
+    read: async (_ctx, { response }) => response.json(),
+    values: { to: () => 90_000 },
+    shows: { to: (r, s) => at(r, ['offsetMs']) === s.value },
+  },
+  [`POST ${E}/timeline/record`]: {
+    url: () => `${E}/timeline/record`,
+    base: () => ({ on: true }),
+    read: (ctx) => json(ctx, `${E}/timeline`),
+    values: { on: () => true },
+    shows: { on: (r, s) => at(r, ['recording']) === s.value },
+  },
   [`PATCH ${E}/alerts/{uid}`]: {
     url: () => `${E}/alerts/demo-alert`,
     base: () => ({ enabled: true }),

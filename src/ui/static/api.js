@@ -114,6 +114,28 @@ export function forgetSession() {
 }
 
 /**
+ * A token of the seed that never expires, for the user the page is signed in as (from GET
+ * /_emulator/users); undefined when the world has none. Unlike a session the page logged in
+ * to, it is there again after a reset or a timeline's seek, which rebuild the world from the seed.
+ */
+export async function seedTokenOfUser() {
+  const list = await offeredUsers().catch(() => null);
+  return list?.tokens?.find((t) => t.userName === auth.user)?.token;
+}
+
+/**
+ * Signs the page in with the seed's token of its user when there is one (see seedTokenOfUser):
+ * the requests it makes while a timeline records then carry a token that a seek keeps. True
+ * when the page now uses such a token.
+ */
+export async function useSeedToken() {
+  const token = await seedTokenOfUser();
+  if (token === undefined) return false;
+  if (auth.token !== token) rememberSession(token, auth.user);
+  return true;
+}
+
+/**
  * Whom this world's seed lets sign in (GET /_emulator/users): asked once, before the first
  * log-in, so that a seed without the demo user is not tried with it (a 401 on every load);
  * null when the emulator does not say (an older one).

@@ -5,7 +5,8 @@
 // api.js talks to the emulator, paths.js knows where (from the server) and which world (the
 // default one, or the sandbox the page was loaded under), model.js holds what was read,
 // live.js follows the world's event stream, read.js reads what the events changed,
-// sandboxes.js is the picker, presenter.js the presenter view, and each panel has its module.
+// sandboxes.js is the picker, presenter.js the presenter view, timeline.js the timeline
+// scrubber, and each panel has its module.
 import { auth, showUser } from './api.js';
 import { fillStartTime, resetAnnotationForm, wireAnnotations } from './annotations.js';
 import { wireClock } from './clock.js';
@@ -19,6 +20,7 @@ import { onEvents, readAll } from './read.js';
 import { wireRum } from './rum.js';
 import { wireSandboxes } from './sandboxes.js';
 import { wireSession } from './session.js';
+import { wireTimeline } from './timeline.js';
 
 validateOnceTouched();
 wireSandboxes();
@@ -30,6 +32,7 @@ wireJournal();
 wireObjects();
 wireRum();
 wireSession();
+wireTimeline();
 resetAnnotationForm();
 if (auth.token) showUser();
 await startLive({ readAll, onEvents });

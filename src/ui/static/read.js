@@ -17,6 +17,7 @@ import { acceptTransition, readChangedResources, renderResources } from './resou
 import { readCompositions, renderCompositions } from './compositions.js';
 import { maybeReadSandboxes, sandboxesChanged } from './sandboxes.js';
 import { followRum, renderRumChoices } from './rum.js';
+import { readTimeline, renderTimeline } from './timeline.js';
 
 const RETRY_MS = 10_000;
 let catalogRetryAt = 0;
@@ -93,6 +94,7 @@ export async function readAll() {
     readCompositions,
     ...(polling() ? [reloadAnnotationsIfJournaled] : []),
     maybeReadSandboxes,
+    readTimeline,
     () => seed,
     () => followRum(),
   ]);
@@ -102,6 +104,7 @@ export async function readAll() {
   renderAlerts();
   renderFaults();
   renderJournal();
+  renderTimeline();
   followClock();
 }
 
@@ -138,6 +141,7 @@ export async function onEvents(events) {
     else if (type.startsWith('object.')) due.add('objects');
     else if (type.startsWith('fault.')) due.add('faults');
     else if (type.startsWith('sandbox.')) sandboxesChanged();
+    else if (type.startsWith('timeline.')) due.add('timeline');
     else if (type === 'seed.refused') due.add('seed');
   }
   // Drawn at once from the events themselves; the reads below complete the picture.
@@ -161,6 +165,7 @@ export async function onEvents(events) {
   if (due.has('compositions') || due.has('clock-moved')) reads.push(readCompositions);
   if (due.has('annotations')) reads.push(reloadAnnotations);
   if (due.has('objects')) reads.push(reloadObjects);
+  if (due.has('timeline')) reads.push(readTimeline);
   if (due.has('annotations') || due.has('clock-moved')) reads.push(() => followRum(due.has('annotations')));
   reads.push(maybeReadSandboxes);
   // The journal has no events of its own: while it is on screen, it is read after any change.
@@ -171,6 +176,7 @@ export async function onEvents(events) {
   if (due.has('compositions') || due.has('clock-moved')) renderCompositions();
   if (due.has('alerts')) renderAlerts();
   if (due.has('faults')) renderFaults();
+  if (due.has('timeline')) renderTimeline();
   if (changed && journalVisible()) renderJournal();
 }
 

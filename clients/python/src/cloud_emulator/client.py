@@ -218,6 +218,28 @@ class EmulatorClient:
     def unfreeze(self) -> ClockStatus:
         return self.set_clock(frozen=False)
 
+    # ---- timeline ------------------------------------------------------------------
+
+    def get_timeline(self) -> Dict[str, Any]:
+        """The world's timeline: its steps (each done or not), offsetMs, next, lengthMs, recording."""
+        return self._call("GET", "/timeline")  # type: ignore[no-any-return]
+
+    def set_timeline(self, steps: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
+        """Replaces the timeline with these steps ({"at": "+30s", "name"?, "request": {...}}); it starts now."""
+        return self._call("PUT", "/timeline", body={"steps": list(steps)})  # type: ignore[no-any-return]
+
+    def seek_timeline(self, to: Union[str, int]) -> Dict[str, Any]:
+        """The world as playing the timeline from its start to ``to`` ("+4m", or ms) makes it."""
+        return self._call("POST", "/timeline/seek", body={"to": to})  # type: ignore[no-any-return]
+
+    def record_timeline(self, on: bool) -> Dict[str, Any]:
+        """Records what is done from now on as steps (True), or stops (False)."""
+        return self._call("POST", "/timeline/record", body={"on": on})  # type: ignore[no-any-return]
+
+    def export_timeline(self) -> Dict[str, Any]:
+        """The timeline as a fixture file ({"timeline": {"steps": [...]}})."""
+        return self._call("GET", "/timeline/fixture")  # type: ignore[no-any-return]
+
     # ---- users -------------------------------------------------------------------------
 
     def users(self) -> JSON:
