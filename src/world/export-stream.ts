@@ -1,6 +1,7 @@
 import type { ClockAnchor } from '../core/clock.js';
 import type { SectionSnapshot } from '../core/snapshot.js';
 import type { SectionName } from './state.js';
+import type { TimelineState } from './timeline-schemas.js';
 
 /**
  * Writing out a whole state without holding the event loop: a snapshot of the stores (taken
@@ -18,6 +19,8 @@ import type { SectionName } from './state.js';
 export interface StateSnapshot {
   /** The world's clock at the moment it was taken: an export's relative times are relative to it. */
   clock?: ClockAnchor;
+  /** The world's timeline as the state holds it (how far it went), when it has steps. */
+  timeline?: TimelineState;
   sections: Record<SectionName, SectionSnapshot>;
   release(): void;
 }
@@ -232,9 +235,15 @@ async function* pretty(node: Node, depth: number, slicer: Slicer): AsyncGenerato
 
 /** The clock of a world, where its state has one: after the sections, as an export writes it. */
 const clockEntry = (clock: ClockAnchor | undefined): Array<[string, Node]> => (clock ? [['clock', { value: clock }]] : []);
+/** The timeline of a world, where it has one: after the sections, before the clock, as the file's object has them. */
+const timelineEntry = (timeline: TimelineState | undefined): Array<[string, Node]> => (timeline ? [['timeline', { value: timeline }]] : []);
 
 const stateNode = (state: StateSnapshot): Node => ({
-  object: [...Object.entries(state.sections).map(([name, list]): [string, Node] => [name, { list }]), ...clockEntry(state.clock)],
+  object: [
+    ...Object.entries(state.sections).map(([name, list]): [string, Node] => [name, { list }]),
+    ...timelineEntry(state.timeline),
+    ...clockEntry(state.clock),
+  ],
 });
 
 const isReference = (state: SandboxSnapshot['state']): state is { seed: SeedReference; clock?: ClockAnchor } => 'seed' in state;
@@ -260,7 +269,11 @@ export async function* stateFileText(
   // The default world's sections are the file's top level, counted together.
   const main: Budget = { world: 'the default world', maxBytes: worldMaxBytes, bytes: 0 };
   const root = {
-    object: [...Object.entries(state.sections).map(([name, list]): [string, Node] => [name, { bounded: { list }, budget: main }]), ...clockEntry(state.clock)],
+    object: [
+      ...Object.entries(state.sections).map(([name, list]): [string, Node] => [name, { bounded: { list }, budget: main }]),
+      ...timelineEntry(state.timeline),
+      ...clockEntry(state.clock),
+    ],
   };
   if (sandboxes.length) {
     const byName = new Map(sandboxes.map((s) => [s.name, s]));
@@ -326,6 +339,8 @@ export async function* exportText(
       const loaded = clock.loadedAt === undefined ? '' : `,"loadedAt":${clock.loadedAt}`;
       yield `${order.length ? ',' : ''}"clock":{"now":${clock.now},"scale":${JSON.stringify(clock.scale)},"frozen":${clock.frozen}${loaded}}`;
     }
+    // The timeline after it, as the serializer writes optional fields: in the schema's order.
+    if (state.timeline) yield `${order.length || clock ? ',' : ''}"timeline":${JSON.stringify(state.timeline)}`;
     yield '}';
   }
   try {

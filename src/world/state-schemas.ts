@@ -1,6 +1,6 @@
 import { Type, type Static, type TObject, type TOptional, type TString } from '@sinclair/typebox';
 import { ClockAnchorSchema } from '../core/clock.js';
-import type { TimelineSchema } from './timeline-schemas.js';
+import type { TimelineStateSchema } from './timeline-schemas.js';
 
 /**
  * The schemas of the state format that are no section of it: the demo a state makes, and the
@@ -27,6 +27,6 @@ export type StateSchemaWith<Sections> = TObject<
     $schema: TOptional<TString>;
     demo: TOptional<typeof DemoSchema>;
     clock: TOptional<typeof ClockAnchorSchema>;
-    timeline: TOptional<typeof TimelineSchema>;
+    timeline: TOptional<typeof TimelineStateSchema>;
   } & Sections
 >;

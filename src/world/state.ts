@@ -18,7 +18,7 @@ import type { AnyInterfaceModel, SectionKeys, SectionSchemasOf } from '../core/i
 import { ClockAnchorSchema, type ClockAnchor } from '../core/clock.js';
 import { timeShifter, type Shifter } from '../core/time-shift.js';
 import { DemoSchema, type Demo, type StateSchemaWith } from './state-schemas.js';
-import { TimelineSchema, timelineProblems, type TimelineInput } from './timeline-schemas.js';
+import { TimelineStateSchema, timelineProblems, type TimelineState } from './timeline-schemas.js';
 
 /**
  * The state format: the whole state of the emulator, in the fixture format, made of the
@@ -34,7 +34,7 @@ export type SectionName = string;
 export { DemoSchema, type Demo } from './state-schemas.js';
 
 /** A state of some list of interfaces, as the world handles it without knowing which. */
-export type State = { $schema?: string; demo?: Demo; clock?: ClockAnchor; timeline?: TimelineInput } & { [section: string]: unknown };
+export type State = { $schema?: string; demo?: Demo; clock?: ClockAnchor; timeline?: TimelineState } & { [section: string]: unknown };
 
 /**
  * What the loader is told besides the data. `now`: the moment the state would be loaded at,
@@ -214,7 +214,7 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
       // An export's clock: its emulated times are relative to clock.now (docs/fixtures.md, "Time").
       clock: Type.Optional(ClockAnchorSchema),
       // Requests played at offsets from the load (docs/timelines.md).
-      timeline: Type.Optional(TimelineSchema),
+      timeline: Type.Optional(TimelineStateSchema),
       ...sections,
     },
     { additionalProperties: false, $id: 'State' },
@@ -420,7 +420,9 @@ export function stateFormat<L extends readonly AnyInterfaceModel[]>(interfaces: 
           if (!alone) state[field] = data[field];
           // What the schema cannot see of a timeline: how its times read, where its requests go.
           if (field === 'timeline' && kept[k] === undefined) {
-            for (const p of timelineProblems(data.timeline as TimelineInput, undefined)) add(k, `/timeline${p.pointer}`, p.message);
+            const timeline = data.timeline as TimelineState;
+            for (const p of timelineProblems(timeline, undefined)) add(k, `/timeline${p.pointer}`, p.message);
+            if ((timeline.played ?? 0) > timeline.steps.length) add(k, '/timeline/played', `${timeline.played} steps played of ${timeline.steps.length}`);
           }
         } else add(k, `/${field}`, message, { source: first, pointer: `/${field}` });
       });

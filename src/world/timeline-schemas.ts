@@ -81,6 +81,25 @@ export const TimelineSchema = Type.Object(
 );
 export type TimelineInput = Static<typeof TimelineSchema>;
 
+/**
+ * A timeline as a state (an export, the state file, a fixture) holds it: its steps, and, in an
+ * export, how far it had gone, so that a world loaded from it goes on where it was and plays
+ * no step twice. Each step's `at` is its offset there, which no shift of the state's times moves.
+ */
+export const TimelineStateSchema = Type.Object(
+  {
+    ...TimelineSchema.properties,
+    elapsedMs: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: LATEST_INSTANT, description: "emulated ms since the timeline's start (an export's): a world loaded from it goes on from there" }),
+    ),
+    played: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: MAX_TIMELINE_STEPS, description: 'how many of its steps, in the order they are played, were played already (an export\'s): they are not played again' }),
+    ),
+  },
+  { additionalProperties: false, description: TimelineSchema.description },
+);
+export type TimelineState = Static<typeof TimelineStateSchema>;
+
 /** A step as GET /_emulator/timeline answers it. */
 export const TimelineStepSchema = Type.Object(
   {

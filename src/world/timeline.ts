@@ -6,6 +6,7 @@ import {
   timelineProblems,
   type StepRequest,
   type TimelineInput,
+  type TimelineState,
   type TimelineStepInput,
   type TimelineView,
 } from './timeline-schemas.js';
@@ -59,15 +60,18 @@ export class Timeline {
    * whose absolute instants before its start are played at its start instead of refused.
    * Without `input`, no steps.
    */
-  replace(input: TimelineInput | undefined, start: number, { lenient = false }: { lenient?: boolean } = {}): void {
+  replace(input: TimelineState | undefined, now: number, { lenient = false }: { lenient?: boolean } = {}): void {
     input ??= { steps: [] };
+    // A state's timeline (an export's) goes on from where it was: started elapsedMs before now,
+    // its first `played` steps not played again.
+    const start = now - (input.elapsedMs ?? 0);
     if (!lenient) Timeline.check(input, start);
     const planned = input.steps.map((step) => ({ input: step, atMs: Math.max(0, offsetOf(step.at, start) ?? 0) }));
     // Stable: steps of one instant keep the order they were given in.
     planned.sort((a, b) => a.atMs - b.atMs);
     this.planned = planned;
     this.start = start;
-    this.cursor = 0;
+    this.cursor = Math.min(input.played ?? 0, planned.length);
     this.recording = false;
     this.bytes = Buffer.byteLength(JSON.stringify(input.steps));
   }
@@ -152,6 +156,30 @@ export class Timeline {
       this.cursor++;
     }
     return true;
+  }
+
+  /**
+   * The timeline as an export holds it at emulated time `now`: each step at its offset, how
+   * long it has run and how many steps were played; undefined without steps.
+   */
+  toState(now: number): TimelineState | undefined {
+    if (this.planned.length === 0) return undefined;
+    return {
+      // Keys in the order the state's serializer writes them (required, then optional ones), so
+      // that JSON.stringify of it is the serializer's text.
+      steps: this.planned.map(({ input: { name, request }, atMs }) => ({
+        at: formatOffset(atMs),
+        request: {
+          method: request.method,
+          path: request.path,
+          ...(request.body !== undefined ? { body: request.body } : {}),
+          ...(request.headers !== undefined ? { headers: request.headers } : {}),
+        },
+        ...(name !== undefined ? { name } : {}),
+      })),
+      elapsedMs: Math.max(0, now - this.start),
+      played: this.cursor,
+    };
   }
 
   /** The steps in the fixture format (what a fixture file's `timeline` holds). */

@@ -10,7 +10,7 @@ import type { SectionSnapshot } from '../core/snapshot.js';
 import type { ObjectViews } from '../core/objects.js';
 import { WorldEvents, type EventInput, type ViewOf } from './events.js';
 import { Timeline } from './timeline.js';
-import type { TimelineInput } from './timeline-schemas.js';
+import type { TimelineState } from './timeline-schemas.js';
 
 /**
  * The emulated world, with no HTTP in it: every store, its clock, fault rules, journal, alert
@@ -365,6 +365,8 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
     const state: Record<string, unknown> = { clock };
     for (const i of this.interfaces) Object.assign(state, i.state.export(this.storeOf(i), clock.now));
     Object.assign(state, this.worldSections());
+    const timeline = this.timeline.toState(clock.now);
+    if (timeline) state.timeline = timeline;
     return structuredClone(state) as State;
   }
 
@@ -389,7 +391,13 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
     }
     // Copies already (and small: at most MAX_RULES rules).
     for (const [name, items] of Object.entries(this.worldSections())) sections[name] = { items };
-    return { clock, sections: sections as StateSnapshot['sections'], release: () => releases.forEach((release) => release()) };
+    const timeline = this.timeline.toState(clock.now);
+    return {
+      clock,
+      ...(timeline ? { timeline } : {}),
+      sections: sections as StateSnapshot['sections'],
+      release: () => releases.forEach((release) => release()),
+    };
   }
 
   /** How many entries each section of exportState() holds, read from the stores without copying. */
@@ -508,8 +516,8 @@ function earliest(a: number | undefined, b: number | undefined): number | undefi
 }
 
 /** The timeline a state holds, if any. */
-function timelineOf(state: unknown): TimelineInput | undefined {
-  return (state as { timeline?: TimelineInput }).timeline;
+function timelineOf(state: unknown): TimelineState | undefined {
+  return (state as { timeline?: TimelineState }).timeline;
 }
 
 /** The fault rules a state holds (none for a state of a list without the `faults` section). */
