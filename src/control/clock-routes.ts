@@ -30,13 +30,7 @@ function target(world: World, body: AdvanceBody, now: number): number | undefine
     return settlesAt ?? undefined;
   }
   const to = body.to!;
-  if (to === 'next') {
-    // The next transition of a resource, or the timeline's next step if it comes first.
-    const transition = world.nextTransitionAt();
-    const step = world.timeline.nextAt();
-    const stepAt = step !== undefined && step > now ? step : undefined;
-    return transition === undefined ? stepAt : stepAt === undefined ? transition : Math.min(transition, stepAt);
-  }
+  if (to === 'next') return world.nextTransitionAt();
   const at = typeof to === 'number' ? to : Date.parse(to);
   if (Number.isNaN(at)) throw badRequest(`body field 'to': '${to}' is neither "next", epoch ms nor an ISO 8601 date-time`);
   if (at < now) {

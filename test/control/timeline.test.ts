@@ -44,20 +44,6 @@ describe('the timeline routes', () => {
     expect(entry).toMatchObject({ method: 'POST', origin: 'timeline', time: T0 + 30_000 });
   });
 
-  it('is where an advance to "next" goes when its next step comes before any transition', async () => {
-    ({ app } = await makeApp(seed({ grids: [grid()] })));
-    await put({ steps: [startStep('+7m', 'start'), stopStep('+20m')] });
-    const toNext = () => app.inject({ method: 'POST', url: '/_emulator/clock/advance', payload: { to: 'next' } });
-    expect((await toNext()).statusCode).toBe(200);
-    expect(await get()).toMatchObject({ offsetMs: 7 * 60_000, next: 1, steps: [{ done: true, status: 202 }, { done: false }] });
-    // The grid started by the step now has transitions, which come before the stop at +20m.
-    expect((await toNext()).statusCode).toBe(200);
-    const after = await get();
-    expect(after.offsetMs).toBeGreaterThan(7 * 60_000);
-    expect(after.offsetMs).toBeLessThanOrEqual(7 * 60_000 + GRID_DURATIONS.allocating);
-    expect(after.steps[1].done).toBe(false);
-  });
-
   it('refuses a timeline naming the step and field, and keeps the one there was', async () => {
     ({ app } = await makeApp(seed({ grids: [grid()] })));
     await put({ steps: [startStep('+1m')] });
