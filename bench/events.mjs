@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
-import { HOST, ROOT, cannon, fmt, markdownTable, num, request, rssMiB, sleep, startProcess } from './lib.mjs';
+import { HOST, ROOT, cannon, fmt, loopGapWatch, markdownTable, num, request, rssMiB, sleep, startProcess } from './lib.mjs';
 import { BENCH_TOKEN, FIRST_GRID_ID, writeSeed } from './seeds.mjs';
 import { helpIfAsked } from './help.mjs';
 
@@ -118,20 +118,14 @@ async function inProcessStall(dir) {
     await app.inject({ method: 'POST', url: '/_emulator/clock/advance', payload: { ms: 0 } });
     await sleep(50);
     const delay = monitorEventLoopDelay({ resolution: 1 });
-    let last = performance.now();
-    let longest = 0;
-    const tick = setInterval(() => {
-      const now = performance.now();
-      longest = Math.max(longest, now - last);
-      last = now;
-    }, 1);
+    const watch = loopGapWatch();
     delay.enable();
     const t0 = performance.now();
     await app.inject({ method: 'POST', url: '/_emulator/clock/advance', payload: { ms: 3_600_000 } });
     while (world.events.scheduled > 0) await new Promise((resolve) => setImmediate(resolve));
     const total = performance.now() - t0;
     await sleep(20);
-    clearInterval(tick);
+    const longest = watch.stop();
     delay.disable();
     return { longest, total, bytes, events: world.events.lastId };
   } finally {

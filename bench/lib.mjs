@@ -93,6 +93,26 @@ export function cpuSeconds(pid) {
 const CLOCK_TICKS = 100;
 
 /**
+ * A 1 ms interval timer keeping the longest gap between its ticks: the longest block of this
+ * process's event loop while it runs. `stop()` ends it and gives that gap, ms.
+ */
+export function loopGapWatch() {
+  let last = performance.now();
+  let longest = 0;
+  const tick = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  }, 1);
+  return {
+    stop() {
+      clearInterval(tick);
+      return longest;
+    },
+  };
+}
+
+/**
  * Starts `node <entry>` with `env` on a free loopback port and resolves once `healthPath`
  * answers 200, with the time from spawn to that first healthy answer. The child's stderr is
  * kept so that a failed start can say why.

@@ -9,7 +9,7 @@
 //   BENCH_TIMELINE_SEEKS          seeks measured (default 40)
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { ROOT, fmt, markdownTable, median, num, sleep } from './lib.mjs';
+import { ROOT, fmt, loopGapWatch, markdownTable, median, num, sleep } from './lib.mjs';
 import { helpIfAsked } from './help.mjs';
 
 helpIfAsked(import.meta.url);
@@ -18,16 +18,9 @@ const HOUR = 3_600_000;
 
 /** The longest gap of a 1 ms interval timer over `ms` with nothing else running. */
 async function longestIdleGap(ms) {
-  let last = performance.now();
-  let longest = 0;
-  const tick = setInterval(() => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last);
-    last = now;
-  }, 1);
+  const watch = loopGapWatch();
   await sleep(ms);
-  clearInterval(tick);
-  return longest;
+  return watch.stop();
 }
 
 /** The rows of the goals table: seek median, longest block. */
@@ -41,13 +34,7 @@ export async function timelineBench({ seeks = Math.round(num('BENCH_TIMELINE_SEE
     // The routes compile their schemas on first use: not a seek's cost.
     await app.inject({ method: 'POST', url: '/_emulator/timeline/seek', payload: { to: HOUR } });
     await sleep(50);
-    let last = performance.now();
-    let longest = 0;
-    const tick = setInterval(() => {
-      const now = performance.now();
-      longest = Math.max(longest, now - last);
-      last = now;
-    }, 1);
+    const watch = loopGapWatch();
     const times = [];
     const started = performance.now();
     for (let i = 0; i < seeks; i++) {
@@ -60,7 +47,7 @@ export async function timelineBench({ seeks = Math.round(num('BENCH_TIMELINE_SEE
       // A turn between seeks, so that the gap measured is a seek's own.
       await sleep(2);
     }
-    clearInterval(tick);
+    const longest = watch.stop();
     const seeking = performance.now() - started;
     // The same timer with nothing running, as long: what the machine itself (other processes, GC) adds.
     const idle = await longestIdleGap(seeking);
