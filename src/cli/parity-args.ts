@@ -1,7 +1,7 @@
 import { didYouMean } from '../core/suggest.js';
 import { UsageError } from './args.js';
 import { DEFAULT_RECORDED_BODY_MAX_BYTES, DEFAULT_RECORDING_MAX_BYTES } from './record.js';
-import { DEFAULT_SNAPSHOT_MAX_BYTES, DEFAULT_SNAPSHOT_MAX_OBJECTS, DEFAULT_SNAPSHOT_TIMEOUT_MS } from './snapshot.js';
+import { DEFAULT_SNAPSHOT_MAX_BYTES, DEFAULT_SNAPSHOT_MAX_OBJECTS, DEFAULT_SNAPSHOT_TIMEOUT_MS, type SnapshotOptions } from './snapshot.js';
 
 /** The command lines of `record` and `verify` (see docs/parity.md). */
 
@@ -143,19 +143,8 @@ export function parseVerifyArgs(argv: readonly string[]): VerifyCommand {
   };
 }
 
-export interface SnapshotCommand {
-  kind: 'snapshot';
-  target: URL;
-  out: string;
-  userName?: string;
-  password?: string;
-  apiToken?: string;
-  tenant?: string;
-  maskKey?: string;
-  maxObjects: number;
-  maxBytes: number;
-  timeoutMs: number;
-}
+/** The snapshot's options as the command line gives them: its bounds always set (their defaults when not given). */
+export type SnapshotCommand = { kind: 'snapshot' } & SnapshotOptions & Required<Pick<SnapshotOptions, 'maxObjects' | 'maxBytes' | 'timeoutMs'>>;
 
 const SNAPSHOT_OPTIONS: Spec = {
   target: 'value',
