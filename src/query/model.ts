@@ -398,6 +398,9 @@ export class RumGenerator {
     this.groupWords = Int32Array.from(model.pageGroups, (_, g) => keyWord(g));
   }
 
+  /** The key words of the page groups' indexes (keyWord(g)), for the minutes' hashes. */
+  private readonly groupWords: Int32Array;
+
   /** The hash states after the domain id, and after it and 'traffic': each minute's draws mix only the rest in. */
   private readonly domainHash: number;
   private readonly trafficHash: number;
@@ -520,26 +523,13 @@ export class RumGenerator {
     if (!batches(selection, by)) return undefined;
     const size = (by === 'pageGroup' ? this.model.pageGroups.length : 1) * BLOCK_SIZE;
     const plain = this.model.pageGroups.map((_, g) => this.cdf(timer, g, 1));
-    return new MinuteBatch(timer, selection, by === 'pageGroup', size, (cdf, n) => this.liftsOf(cdf, n), plain, this.model.errorRate);
+    // Bounded: at MAX_LIFTS the next batch starts new tables (a batch under way keeps reading its own).
+    if (this.lifts.count >= MAX_LIFTS) this.lifts = new LiftTables();
+    return new MinuteBatch(timer, selection, by === 'pageGroup', size, this.lifts, plain, this.model.errorRate, this.groupCum, this.groupWords);
   }
 
   /** The lifts of each bucket distribution and count of beacons, shared by the batches of every query (a series of 93 daily points makes them once). */
-  private readonly lifts = new Map<Float64Array, Array<Lifts | undefined>>();
-  private liftCount = 0;
-
-  private liftsOf(cdf: Float64Array, n: number): Lifts {
-    let byCount = this.lifts.get(cdf);
-    if (!byCount) this.lifts.set(cdf, (byCount = []));
-    let lifts = byCount[n];
-    if (lifts) return lifts;
-    // Bounded: about 1 KiB each; a 93-day range of a few hundred beacons a minute needs some 500.
-    if (++this.liftCount > MAX_LIFTS) {
-      this.lifts.clear();
-      this.lifts.set(cdf, (byCount = []));
-      this.liftCount = 1;
-    }
-    return (byCount[n] = lifts = liftsOf(cdf, n));
-  }
+  private lifts = new LiftTables();
 
   /**
    * Adds the minutes [from, to) to a batch: for each page group, the beacons and the rounding
@@ -550,43 +540,15 @@ export class RumGenerator {
    */
   addToBatch(batch: MinuteBatch, from: number, to: number): void {
     const active = this.active;
-    const groups = this.model.pageGroups.length;
-    const groupWords = this.groupWords;
     // Bounded by the range, which the query's bounds bound.
     for (let minute = from; minute < to; minute++) {
       const n = this.beaconsIn(minute, active);
       if (n === 0) continue;
       const minuteHash = mixMinute(this.domainHash, minute);
-      if (active.length !== 0) {
-        this.addActiveToBatch(batch, n, minuteHash);
-        continue;
-      }
-      const count = batch.plainCount(n, this.groupCum);
-      count.minutes++;
-      const { slots } = count;
-      const { ranks, sorted, index } = batch;
-      for (let g = 0; g < groups; g++) {
-        const slot = slots[g];
-        if (slot === -1) continue;
-        // finishHash(mixNumber(minuteHash, g)): g's key word, then the high word of g (0).
-        const hash = finishHash(mixWord(mixWord(minuteHash, groupWords[g]), 0));
-        if (slot === -2) {
-          addBuckets(batch.direct, batch.baseOf(g), batch.plainCdfs[g], count.inGroup[g], hash / TWO_32);
-          continue;
-        }
-        // The rank of the hash among the slot's lifts (liftsReached), from the flat tables.
-        const at = slot * BUCKETS;
-        const end = at + BUCKETS;
-        let p = at + index[slot * 256 + (hash >>> 24)];
-        // Bounded by the buckets.
-        while (p < end && sorted[p] <= hash) p++;
-        ranks[slot * RANKS + p - at]++;
-      }
+      if (active.length !== 0) this.addActiveToBatch(batch, n, minuteHash);
+      else batch.addPlain(n, minuteHash);
     }
   }
-
-  /** The key words of the page groups' indexes (keyWord(g)), for the minutes' hashes. */
-  private readonly groupWords: Int32Array;
 
   /** Adds one minute with incidents (in `active`) of `n` beacons to a batch, page group by page group. */
   private addActiveToBatch(batch: MinuteBatch, n: number, minuteHash: number): void {
@@ -607,7 +569,7 @@ export class RumGenerator {
         continue;
       }
       const slot = batch.slotOf(base, cdf, inGroup);
-      batch.ranks[slot * RANKS + liftsReached(batch.slotLifts[slot], hash)]++;
+      batch.ranks[slot * RANKS + batch.reached(slot, hash)]++;
     }
   }
 
@@ -804,19 +766,86 @@ function addBuckets(into: Float64Array, base: number, cdf: Float64Array, n: numb
 const TWO_32 = 0x100000000;
 
 /**
- * What a count of beacons `n` in one bucket distribution makes of a minute's offset. Bucket k
- * of a minute holds up to floor(n * cdf[k] + u) beacons, u = h / 2^32 its offset: that is
- * floor(n * cdf[k]) (`floors`), or one more when h reaches the bucket's least lifting hash.
- * `sorted` holds those hashes in order: a minute's rank among them (how many it reaches)
- * says which buckets it lifts, and bucket k is lifted by the ranks from `from[k]` on.
+ * What a count of beacons `n` in one bucket distribution makes of a minute's offset (its
+ * lifts). Bucket k of a minute holds up to floor(n * cdf[k] + u) beacons, u = h / 2^32 its
+ * offset: that is floor(n * cdf[k]) (`floors`), or one more when h reaches the bucket's least
+ * lifting hash. `below` holds those hashes in order (each less one): a minute's rank among
+ * them (how many it reaches) says which buckets it lifts, and bucket k is lifted by the ranks
+ * from `from[k]` on.
  * `index[b]` is the rank of the hashes whose top byte is b, but for the lifting hashes of their
  * own byte (a third of one on average): a minute's rank is a look-up and a step or two.
+ *
+ * The lifts of every (distribution, count) a world meets are kept in four flat tables, filled
+ * in place: floors, below and from BUCKETS apart, index 256 apart, found by their number.
+ * Nothing is ever taken out: a generator that has kept MAX_LIFTS starts new tables for its next
+ * batch, and a batch under way reads the ones it started with to its end.
  */
-interface Lifts {
-  floors: Float64Array;
-  sorted: Float64Array;
-  from: Uint8Array;
-  index: Uint8Array;
+class LiftTables {
+  /** floor(n * cdf[k]): at most n, at most MAX_BATCH_COUNT. */
+  floors = new Uint16Array(256 * BUCKETS);
+  /** The least lifting hashes in order, each less one (2^32, no hash lifts, is 2^32 - 1): a hash h reaches one below it. */
+  below = new Uint32Array(256 * BUCKETS);
+  from = new Uint8Array(256 * BUCKETS);
+  index = new Uint8Array(256 * 256);
+  /** How many lifts the tables hold. */
+  count = 0;
+  /** Per bucket distribution: per count of beacons (up to MAX_BATCH_COUNT), its lifts' number, or -1. */
+  private readonly ids = new Map<Float64Array, Int32Array>();
+  /** Each bucket's least lifting hash times 128 plus the bucket: sorted, they give the order and each bucket's place in it. */
+  private readonly keys = new Float64Array(BUCKETS);
+
+  /** The number of the lifts of `n` beacons of a distribution, made if they are not kept. */
+  idOf(cdf: Float64Array, n: number): number {
+    let byCount = this.ids.get(cdf);
+    const known = byCount ? byCount[n] : -1;
+    if (known !== -1) return known;
+    if (!byCount) this.ids.set(cdf, (byCount = new Int32Array(MAX_BATCH_COUNT + 1).fill(-1)));
+    const id = this.count++;
+    if (id * BUCKETS === this.floors.length) this.grow();
+    this.make(id, cdf, n);
+    return (byCount[n] = id);
+  }
+
+  private grow(): void {
+    this.floors = doubled(this.floors);
+    this.below = doubled(this.below);
+    this.from = doubled(this.from);
+    this.index = doubled(this.index);
+  }
+
+  private make(id: number, cdf: Float64Array, n: number): void {
+    const at = id * BUCKETS;
+    const { floors, below, from, keys } = this;
+    for (let k = 0; k < BUCKETS; k++) {
+      const x = n * cdf[k];
+      const floor = Math.floor(x);
+      floors[at + k] = floor;
+      // At most 2^39 + 127 (BUCKETS is under 128): exact.
+      keys[k] = firstLift(x, floor) * 128 + k;
+    }
+    keys.sort();
+    // Bucket k is lifted from the rank of its hash on: the first place of that hash among equals, plus one.
+    const index = this.index;
+    const byte = id * 256;
+    let b = 0;
+    for (let r = 0, first = 0, before = -1; r < BUCKETS; r++) {
+      const lift = Math.floor(keys[r] / 128);
+      if (lift !== before) first = r;
+      before = lift;
+      from[at + keys[r] - lift * 128] = first + 1;
+      below[at + r] = lift - 1;
+      // The rank of the hashes whose top byte is b: the lifts below b * 2^24, one walk up the sorted lifts.
+      for (; b < 256 && b * 0x1000000 <= lift; b++) index[byte + b] = r;
+    }
+    for (; b < 256; b++) index[byte + b] = BUCKETS;
+  }
+}
+
+/** A copy of a table at twice its length (the rest zero). */
+function doubled<T extends Float64Array | Int32Array | Uint8Array | Uint16Array | Uint32Array>(a: T): T {
+  const b = new (a.constructor as new (length: number) => T)(a.length * 2);
+  b.set(a);
+  return b;
 }
 
 /** The least 32-bit hash h with floor(x + h / 2^32) above `floor` (floor(x)), or 2^32 if none: by bisection near the exact value. */
@@ -838,47 +867,6 @@ function firstLift(x: number, floor: number): number {
   return lo;
 }
 
-/** How many of the sorted numbers are below x. */
-function rankOf(sorted: Float64Array, x: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (sorted[mid] < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-function liftsOf(cdf: Float64Array, n: number): Lifts {
-  const floors = new Float64Array(BUCKETS);
-  const hashes = new Float64Array(BUCKETS);
-  for (let k = 0; k < BUCKETS; k++) {
-    const x = n * cdf[k];
-    floors[k] = Math.floor(x);
-    hashes[k] = firstLift(x, floors[k]);
-  }
-  const sorted = hashes.slice().sort();
-  const from = new Uint8Array(BUCKETS);
-  for (let k = 0; k < BUCKETS; k++) from[k] = rankOf(sorted, hashes[k]) + 1;
-  const index = new Uint8Array(256);
-  // One walk up the sorted hashes: each byte's rank is where the previous one's ended.
-  for (let b = 0, r = 0; b < 256; b++) {
-    while (r < BUCKETS && sorted[r] < b * 0x1000000) r++;
-    index[b] = r;
-  }
-  return { floors, sorted, from, index };
-}
-
-/** How many of the least lifting hashes a minute's hash reaches. */
-function liftsReached(lifts: Lifts, hash: number): number {
-  const { sorted } = lifts;
-  let r = lifts.index[hash >>> 24];
-  // Bounded by the buckets.
-  while (r < BUCKETS && sorted[r] <= hash) r++;
-  return r;
-}
-
 /** The most lifts a generator keeps. */
 const MAX_LIFTS = 2048;
 
@@ -887,6 +875,9 @@ const MAX_LIFTS = 2048;
  * (rare: a model of some 15,000 beacons a minute and more) go minute by minute.
  */
 const MAX_BATCH_COUNT = 2048;
+
+/** The most minutes a batch keeps before it counts them: 16 days (the store lets other requests in after as many). */
+const PENDING = 16 * DAY_MINUTES;
 
 /** Slots of a batch's rank table per (bucket distribution, count of beacons): the ranks 0 to BUCKETS. */
 const RANKS = BUCKETS + 1;
@@ -906,7 +897,7 @@ interface PlainCount {
 /**
  * Minutes gathered for one sum (RumGenerator.batch). Per bucket distribution (a page group,
  * slowed down or not) and count of beacons n, it counts the minutes by their rank among the
- * least lifting hashes (Lifts): over m minutes sharing n, bucket k sums to m times
+ * least lifting hashes (LiftTables): over m minutes sharing n, bucket k sums to m times
  * floor(n * cdf[k]) plus the minutes that lift it, the same integers as minute by minute.
  * A minute costs a look-up among 80 numbers instead of 80 buckets, and the tables are
  * made once per count of beacons (a few hundred in 93 days) instead of once per minute.
@@ -916,19 +907,16 @@ interface PlainCount {
 export class MinuteBatch {
   /** Per bucket distribution: per count of beacons, its slot. */
   private readonly slotsByCdf = new Map<Float64Array, { base: number; byCount: number[] }>();
-  /** Per slot: its lifts and the block (page group) its beacons go to. */
-  readonly slotLifts: Lifts[] = [];
+  /** Per slot: the block (page group) its beacons go to. */
   private readonly slotBase: number[] = [];
-  /** The minutes per slot and rank, RANKS apart (grown by doubling). */
-  ranks = new Int32Array(64 * RANKS);
+  /** Per slot: the number of its lifts in the tables (grown by doubling). */
+  private slotLift = new Int32Array(256);
   /**
-   * Each slot's sorted lifts (BUCKETS apart) and index by top byte (256 apart), copied into two
-   * flat tables read by every minute. Bounded, as the ranks: a slot is a distribution and a count
-   * of at most MAX_BATCH_COUNT beacons met in the range (538 in 93 days of the bench's model,
-   * about 1 KiB each), and the batch lives for one run of days or hours of one query.
+   * The minutes per slot and rank, RANKS apart (grown by doubling). Bounded: a slot is a
+   * distribution and a count of at most MAX_BATCH_COUNT beacons met in the range (538 in 93
+   * days of the bench's model), and the batch lives for one run of days or hours of one query.
    */
-  sorted = new Float64Array(64 * BUCKETS);
-  index = new Uint8Array(64 * 256);
+  ranks = new Int32Array(256 * RANKS);
   /** Minutes without an incident, by their count of beacons. */
   readonly plain: Array<PlainCount | undefined> = [];
   /** The errors of minutes with an incident, and the buckets of minutes with more than MAX_BATCH_COUNT beacons in a page group. */
@@ -940,12 +928,79 @@ export class MinuteBatch {
     /** One block per page group (a breakdown by page group), BLOCK_SIZE apart. */
     readonly byGroup: boolean,
     size: number,
-    private readonly liftsOf: (cdf: Float64Array, n: number) => Lifts,
+    private readonly lifts: LiftTables,
     /** The page groups' plain distributions (no incident), and the model's error rate. */
     readonly plainCdfs: readonly Float64Array[],
     private readonly errorRate: number,
+    /** The page groups' cumulative shares, and the key words of their indexes (for the minutes' hashes). */
+    private readonly groupCum: Float64Array,
+    private readonly groupWords: Int32Array,
   ) {
     this.direct = new Float64Array(size);
+  }
+
+  /**
+   * Minutes without an incident not yet counted: their counts of beacons and hashes. They are
+   * counted PENDING at a time, ordered by their count of beacons, so that the tables of one
+   * count (a few KiB) serve all its minutes at once: in the order of time, every minute
+   * reached for other tables in some 600 KiB, and waited on memory for most of its time.
+   */
+  private readonly pendingCount = new Int32Array(PENDING);
+  private readonly pendingHash = new Int32Array(PENDING);
+  private pending = 0;
+
+  /** Adds a minute without an incident, of `n` beacons and hash `minuteHash` (mixMinute). */
+  addPlain(n: number, minuteHash: number): void {
+    this.pendingCount[this.pending] = n;
+    this.pendingHash[this.pending] = minuteHash;
+    if (++this.pending === PENDING) this.countPending();
+  }
+
+  /** Counts the pending minutes, ordered by their count of beacons (a counting sort). */
+  private countPending(): void {
+    const total = this.pending;
+    this.pending = 0;
+    if (total === 0) return;
+    const { pendingCount, pendingHash } = this;
+    let least = pendingCount[0];
+    let most = least;
+    for (let i = 1; i < total; i++) {
+      const n = pendingCount[i];
+      if (n < least) least = n;
+      else if (n > most) most = n;
+    }
+    // Bounded: counts of beacons of one model's minutes lie within PENDING of each other but
+    // for a model of tens of thousands of beacons a minute, whose minutes are taken in order.
+    if (most - least >= PENDING) {
+      for (let i = 0; i < total; i++) this.countMinutes(pendingCount[i], pendingHash, i, i + 1);
+      return;
+    }
+    const starts = new Int32Array(most - least + 2);
+    for (let i = 0; i < total; i++) starts[pendingCount[i] - least + 1]++;
+    for (let c = 1; c < starts.length; c++) starts[c] += starts[c - 1];
+    const ordered = new Int32Array(total);
+    const next = starts.slice();
+    for (let i = 0; i < total; i++) ordered[next[pendingCount[i] - least]++] = pendingHash[i];
+    for (let c = 0; c + 1 < starts.length; c++) if (starts[c + 1] > starts[c]) this.countMinutes(least + c, ordered, starts[c], starts[c + 1]);
+  }
+
+  /** Counts the minutes of `n` beacons whose hashes are hashes[from..to), page group by page group. */
+  private countMinutes(n: number, hashes: Int32Array, from: number, to: number): void {
+    const count = this.plainCount(n, this.groupCum);
+    count.minutes += to - from;
+    const { slots } = count;
+    const ranks = this.ranks;
+    for (let g = 0; g < slots.length; g++) {
+      const slot = slots[g];
+      if (slot === -1) continue;
+      const word = this.groupWords[g];
+      for (let i = from; i < to; i++) {
+        // finishHash(mixNumber(minuteHash, g)): g's key word, then the high word of g (0).
+        const hash = finishHash(mixWord(mixWord(hashes[i], word), 0));
+        if (slot === -2) addBuckets(this.direct, this.baseOf(g), this.plainCdfs[g], count.inGroup[g], hash / TWO_32);
+        else ranks[slot * RANKS + this.reached(slot, hash)]++;
+      }
+    }
   }
 
   /** The block of page group g. */
@@ -959,24 +1014,26 @@ export class MinuteBatch {
     if (!table) this.slotsByCdf.set(cdf, (table = { base, byCount: [] }));
     let slot = table.byCount[n];
     if (slot !== undefined) return slot;
-    slot = this.slotLifts.length;
-    const lifts = this.liftsOf(cdf, n);
-    this.slotLifts.push(lifts);
+    slot = this.slotBase.length;
     this.slotBase.push(base);
-    if ((slot + 1) * RANKS > this.ranks.length) {
-      const grown = new Int32Array(this.ranks.length * 2);
-      grown.set(this.ranks);
-      this.ranks = grown;
-      const sorted = new Float64Array(this.sorted.length * 2);
-      sorted.set(this.sorted);
-      this.sorted = sorted;
-      const index = new Uint8Array(this.index.length * 2);
-      index.set(this.index);
-      this.index = index;
+    if (slot === this.slotLift.length) {
+      this.slotLift = doubled(this.slotLift);
+      this.ranks = doubled(this.ranks);
     }
-    this.sorted.set(lifts.sorted, slot * BUCKETS);
-    this.index.set(lifts.index, slot * 256);
+    this.slotLift[slot] = this.lifts.idOf(cdf, n);
     return (table.byCount[n] = slot);
+  }
+
+  /** How many of a slot's least lifting hashes a minute's hash reaches (its rank among them). */
+  reached(slot: number, hash: number): number {
+    const id = this.slotLift[slot];
+    const at = id * BUCKETS;
+    const end = at + BUCKETS;
+    const { below, index } = this.lifts;
+    let p = at + index[id * 256 + (hash >>> 24)];
+    // Bounded by the buckets.
+    while (p < end && below[p] < hash) p++;
+    return p - at;
   }
 
   /** What a minute without an incident and with `n` beacons does, per page group (cumulative shares `groupCum`). */
@@ -1000,6 +1057,7 @@ export class MinuteBatch {
 
   /** Adds the bucket counts and errors of every minute gathered to `into`. */
   sumInto(into: Float64Array): void {
+    this.countPending();
     for (let k = 0; k < this.direct.length; k++) into[k] += this.direct[k];
     for (const count of this.plain) {
       if (!count || count.minutes === 0) continue;
@@ -1009,9 +1067,10 @@ export class MinuteBatch {
     }
     const above = new Float64Array(RANKS + 1);
     const ranks = this.ranks;
-    for (let slot = 0; slot < this.slotLifts.length; slot++) {
-      const lifts = this.slotLifts[slot];
+    for (let slot = 0; slot < this.slotBase.length; slot++) {
       const base = this.slotBase[slot];
+      const lifted = this.slotLift[slot] * BUCKETS;
+      const { floors, from } = this.lifts;
       const at = slot * RANKS;
       // above[r]: the minutes of rank r or more.
       for (let r = BUCKETS; r >= 0; r--) above[r] = above[r + 1] + ranks[at + r];
@@ -1019,7 +1078,7 @@ export class MinuteBatch {
       if (minutes === 0) continue;
       let below = 0;
       for (let k = 0; k < BUCKETS; k++) {
-        const upToK = minutes * lifts.floors[k] + above[lifts.from[k]];
+        const upToK = minutes * floors[lifted + k] + above[from[lifted + k]];
         into[base + k] += upToK - below;
         below = upToK;
       }

@@ -95,6 +95,17 @@ describe('the Query API: a batch of minutes sums exactly what its minutes add', 
     );
   });
 
+  it('the same integers over 20 days, past the 16 days of minutes a batch keeps before it counts them', () => {
+    for (const domainId of [7, 9001]) {
+      const model = modelOf(domainId, undefined);
+      const [start, end] = [(DAY0 - 9 * DAY_MINUTES) * MINUTE, (DAY0 - 8 * DAY_MINUTES) * MINUTE];
+      const incident = { id: 1, domainId, start, end, loadTimeFactor: 2, errorFactor: 3, trafficFactor: 1.5 };
+      const gen = new RumGenerator(model, incidentsOf(model, [incident]));
+      const from = DAY0 - 20 * DAY_MINUTES + 13;
+      expect(Array.from(batched(gen, from, DAY0, 0, {}, true))).toEqual(Array.from(minuteByMinute(gen, from, DAY0, 0, {}, true)));
+    }
+  });
+
   it('is not offered for a selection that splits beacons by a dimension: those minutes go one by one', () => {
     const model = modelOf(7, undefined);
     const gen = new RumGenerator(model, []);
