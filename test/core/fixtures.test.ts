@@ -1,13 +1,20 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { FixtureError, jsonPath } from '../../src/core/fixtures.js';
 import { loadFixtures, parseState } from '../../src/state.js';
 import { readStateFile } from '../../src/world/persistence.js';
 
+/** The folders the tests wrote, removed once they are done. */
+const folders: string[] = [];
+afterAll(async () => {
+  await Promise.all(folders.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
 async function folder(files: Record<string, unknown>): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'fixtures-'));
+  folders.push(dir);
   for (const [name, content] of Object.entries(files)) {
     await writeFile(join(dir, name), typeof content === 'string' ? content : JSON.stringify(content));
   }
