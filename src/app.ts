@@ -190,6 +190,8 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<FastifyIn
   // records what changed it: root hooks, installed before every route.
   const player = new TimelinePlayer(app as unknown as FastifyInstance, config.adminToken);
   player.install();
+  // And while an event stream listens, when its timer reaches them (sandboxes fork this world's).
+  world.player = player;
   // OpenAPI before the routes it lists.
   await installOpenApi(app, config, { interfaces: INTERFACES, areas: AREAS });
   await installPersistence(app, {

@@ -21,10 +21,12 @@ const CLOCK_PATH = `${PATHS.control}/clock`;
  * validation, journal (marked X-Emulator-Client: timeline) and events as a client's request.
  *
  * No timer of its own: like the lifecycles, a timeline is brought up to the clock when the
- * world is used. Before a request of a world is handled, the steps due by then are played
- * (late by however long nobody asked, on a running clock); an advance of the clock plays each
- * step at its own instant on the way (playTo). A seek builds the world again from the seed at
- * the timeline's start and replays the steps up to the offset asked for.
+ * world is used. Before a request of a world is handled, the steps due by then are played; on
+ * a running clock, while an event stream listens, its wake-up timer plays each at its instant
+ * (World.player, catchUp), and with none open they wait for the next request (late by however
+ * long nobody asked). An advance of the clock plays each step at its own instant on the way
+ * (playTo). A seek builds the world again from the seed at the timeline's start and replays
+ * the steps up to the offset asked for.
  *
  * One world's timeline work runs one piece at a time, and the world's other requests wait for
  * it; the steps' own requests do not.

@@ -72,8 +72,14 @@ export interface EventSource {
   readonly clock: ControllableClock;
   /** Every step of every lifecycle that begins in [from, to]. */
   transitions(from: number, to: number, visit: (kind: string, id: string | number, state: string, at: number, viewOf: ViewOf) => void): void;
-  /** The first step of any lifecycle after `after`. */
+  /** The first step of any lifecycle after `after` (or other work the world has due then: see wake). */
   nextTransitionAt(after: number): number | undefined;
+  /**
+   * Carries out the work due by now that the stream's timer found and no lifecycle step
+   * describes (a timeline's steps, which are requests): undefined when there is none, else
+   * settled when it is done. The stream looks again then, and sets no timer meanwhile.
+   */
+  wake?(): Promise<unknown> | undefined;
 }
 
 export interface EventLimits {
@@ -121,6 +127,8 @@ export class WorldEvents {
   private queueHead = 0;
   private draining: NodeJS.Immediate | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** The source's work that the timer woke (wake) is under way. */
+  private waking = false;
   private lookAgain = false;
   private unwatchClock: (() => void) | undefined;
 
@@ -370,7 +378,7 @@ export class WorldEvents {
   private scheduleTimer(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.sinks.size === 0) return;
+    if (this.sinks.size === 0 || this.waking) return;
     const { now, scale, frozen } = this.source.clock.status();
     if (frozen || scale <= 0) return;
     const next = this.source.nextTransitionAt(Math.min(this.watermark ?? now, now));
@@ -378,7 +386,15 @@ export class WorldEvents {
     const wait = Math.min(LONGEST_TIMER, Math.max(0, Math.ceil((next - now) / scale)));
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.poke();
+      const waking = this.source.wake?.();
+      if (!waking) return this.poke();
+      this.waking = true;
+      void waking
+        .catch(() => undefined)
+        .then(() => {
+          this.waking = false;
+          this.poke();
+        });
     }, wait);
     this.timer.unref?.();
   }

@@ -38,6 +38,12 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
    * control/timeline-player.ts.
    */
   readonly timeline: Timeline;
+  /**
+   * Plays the timeline's steps due by now (the app's TimelinePlayer; a sandbox forked from
+   * this world gets the same). Without a request they play only when an event stream's timer
+   * reaches them: nobody sees the world meanwhile but its listeners.
+   */
+  player: { catchUp(world: World<L, State>): Promise<unknown> | undefined } | undefined;
   /** The clock settings the process started with, which reset restores. */
   private readonly startClock: { scale: number; frozen: boolean };
   /** The state the stores were last built from (the seed, a loaded or posted state). */
@@ -102,7 +108,9 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
       {
         clock,
         transitions: (from, to, visit) => this.transitions(from, to, visit),
-        nextTransitionAt: (after) => earliest(this.nextTransitionAt(after), this.wakeAt(after)),
+        nextTransitionAt: (after) => earliest(earliest(this.nextTransitionAt(after), this.wakeAt(after)), this.player && this.timeline.nextAt()),
+        // The timeline's steps due, played while someone listens on a running clock: the stream's timer is their wake-up.
+        wake: () => (!this.disposed && this.timeline.due(this.clock.now()) ? this.player?.catchUp(this) : undefined),
       },
       { bufferSize: config.eventsBufferSize, bufferMaxBytes: config.eventsBufferMaxBytes },
     );
@@ -307,7 +315,9 @@ export class World<L extends readonly AnyInterfaceModel[] = readonly AnyInterfac
     // The same real time as this world's clock (a reset to real time reads it), its own emulated time.
     const source = () => this.clock.real();
     const clock = new EmulatorClock({ start: at, scale: this.startClock.scale, frozen: this.startClock.frozen, source });
-    return new World<L, State>(this.interfaces, this.seed, clock, this.config, (state ?? this.seed) as State, name, clockMode);
+    const forked = new World<L, State>(this.interfaces, this.seed, clock, this.config, (state ?? this.seed) as State, name, clockMode);
+    forked.player = this.player;
+    return forked;
   }
 
   /**

@@ -2,12 +2,18 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { AUTH, T0, makeApp, makeDemoApp } from '../helpers/app.js';
 import { GRID_DURATIONS, grid, seed } from '../provisioning/seed.js';
+import { listen, openSse, type SseReader } from '../helpers/sse.js';
 
 const CLOUD = '/concerto/services/rest/CloudService/v1';
 const TL = '/_emulator/timeline';
 
 let app: FastifyInstance;
-afterEach(async () => app?.close());
+let reader: SseReader | undefined;
+afterEach(async () => {
+  reader?.close();
+  reader = undefined;
+  await app?.close();
+});
 
 const startStep = (at: string | number, name?: string) => ({
   at,
@@ -42,6 +48,19 @@ describe('the timeline routes', () => {
     const journal = (await app.inject({ url: '/_emulator/journal' })).json();
     const entry = journal.entries.find((e: { path: string }) => e.path === `${CLOUD}/grid/101/action`);
     expect(entry).toMatchObject({ method: 'POST', origin: 'timeline', time: T0 + 30_000 });
+  });
+
+  it('plays its steps on a running clock while an event stream listens, with no request to the world', async () => {
+    ({ app } = await makeApp(seed({ grids: [grid()] })));
+    await put({ steps: [startStep('+30s', 'start the grid'), stopStep('+90s')] });
+    reader = await openSse(`${await listen(app)}/_emulator/events?types=timeline.step`);
+    // 90 s at 1000x: 90 ms of real time. No request after this one: the stream's timer plays the steps.
+    await app.inject({ method: 'PUT', url: '/_emulator/clock', payload: { scale: 1000, frozen: false } });
+    const steps = await reader.take(2, 30_000);
+    expect(steps.map((e) => e.data)).toMatchObject([
+      { type: 'timeline.step', atMs: 30_000, name: 'start the grid', status: 202 },
+      { type: 'timeline.step', atMs: 90_000, status: 202 },
+    ]);
   });
 
   it('refuses a timeline naming the step and field, and keeps the one there was', async () => {
@@ -125,5 +144,16 @@ describe('each world its own timeline', () => {
     expect(back.json()).toMatchObject({ next: 0, offsetMs: 0 });
     expect((await app.inject({ url: '/sandbox/w1/_emulator/faults', headers: admin })).json()).toEqual([]);
     expect((await app.inject({ url: `/sandbox/w1${CLOUD}/grid/101`, headers: AUTH })).json().state).toBe('LOADED');
+  });
+
+  it("a sandbox's steps play while a stream on the sandbox listens, with no request to it", async () => {
+    ({ app } = await makeApp(seed({ grids: [grid()] }), { sandboxes: 'auto' }));
+    expect((await app.inject({ method: 'PUT', url: `/sandbox/w2${TL}`, payload: { steps: [startStep('+30s', 'in w2')] } })).statusCode).toBe(200);
+    reader = await openSse(`${await listen(app)}/sandbox/w2/_emulator/events?types=timeline.step`);
+    await app.inject({ method: 'PUT', url: '/sandbox/w2/_emulator/clock', payload: { scale: 1000, frozen: false } });
+    const [step] = await reader.take(1, 30_000);
+    expect(step.data).toMatchObject({ type: 'timeline.step', atMs: 30_000, name: 'in w2', status: 202 });
+    expect((await app.inject({ url: `/sandbox/w2${CLOUD}/grid/101`, headers: AUTH })).json().state).not.toBe('LOADED');
+    expect((await gridView()).state).toBe('LOADED');
   });
 });
