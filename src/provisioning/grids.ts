@@ -21,6 +21,11 @@ import {
 } from './schemas.js';
 import { cloudServerListItem, cloudServerView, gridState, gridView, serverState, type GridForm } from './views.js';
 
+/** The states of the start tables only a grid with monitors takes (rows marked monitorsOnly). */
+const MONITOR_STATES: readonly string[] = [
+  ...new Set(Object.values(GRID_START_TABLES).flatMap((rows) => rows.filter((row) => row.monitorsOnly).map((row) => row.state))),
+];
+
 /** Cloud server ids continue from the highest one known; this is the first when none is. */
 export const FIRST_CLOUD_SERVER_ID = 58201;
 /** The fixed host part of a grid instanceId, as in the real service's identifiers. */
@@ -103,6 +108,7 @@ export class GridStore extends ResourceStore<GridSeed, GridState, GridDurations>
         // A grid without monitors skips the rows only grids with monitors take.
         startOutcome: (g, steps, durations) =>
           startOutcomeOf(GRID_START_TABLES, steps, durations, timeScale, (row) => row.monitorsOnly === true && !g.monitors),
+        skips: (g) => (g.monitors ? [] : MONITOR_STATES),
       },
       state.grids,
       clock,

@@ -106,6 +106,8 @@ export class Schedules<R extends { id: number; name: string }, S extends string>
     private readonly nextStartOf?: (record: R) => NextStart,
     /** The start the resource is on (its schedule is that start's plan), for the kinds that can be started. */
     private readonly currentStartOf?: (record: R, steps: readonly Step<S>[]) => CurrentStart | undefined,
+    /** The states of its start tables the resource never takes (a grid without monitors). */
+    private readonly skipsOf?: (record: R) => readonly string[],
   ) {}
 
   list(now: number): ResourceLifecycle[] {
@@ -144,7 +146,8 @@ export class Schedules<R extends { id: number; name: string }, S extends string>
     const { kind, loadedAt } = this;
     const { id, name } = record;
     const steps = this.stepsOf(record);
-    const nextStart = this.nextStartOf ? { nextStart: this.nextStartOf(record) } : {};
+    const skipped = this.skipsOf?.(record);
+    const nextStart = { ...(this.nextStartOf ? { nextStart: this.nextStartOf(record) } : {}), ...(skipped?.length ? { skips: [...skipped] } : {}) };
     if (!steps) return { kind, id, name, state: 'LOADED', isFinal: true, since: loadedAt, ...nextStart };
     const { state, since, next } = positionAt(steps, now);
     const currentStart = this.currentStartOf?.(record, steps);
@@ -186,6 +189,8 @@ export abstract class ResourceStore<R extends { id: number; name: string; starte
       nextStart: (record: R) => NextStart;
       /** The outcome of the start whose plan the schedule `steps` is, if it is one (startOutcomeOf). */
       startOutcome: (record: R, steps: readonly Step<S>[], durations: D) => string | undefined;
+      /** The states of its start tables a record never takes (the lifecycle's `skips`). */
+      skips?: (record: R) => readonly string[];
     },
     records: readonly R[],
     protected readonly clock: Clock,
@@ -196,7 +201,7 @@ export abstract class ResourceStore<R extends { id: number; name: string; starte
     this.schedules = new Schedules(spec.kind, records, this.byId, spec.stepsOf, spec.settled, loadedAt, spec.nextStart, (record, steps) => {
       const outcome = spec.startOutcome(record, steps, this.durations(record));
       return outcome === undefined ? undefined : { outcome, startedAt: steps[0].at };
-    });
+    }, spec.skips);
   }
 
   /** Starts the resource: plans its schedule from `at`. */

@@ -48,6 +48,12 @@ export const ResourceLifecycleSchema = Type.Object(
         },
       ),
     ),
+    skips: Type.Optional(
+      Type.Array(Type.String(), {
+        description:
+          "states of its kind's start tables this resource never takes (a grid without monitors: STARTING_MONITORS, the rows marked monitorsOnly); absent when it takes them all",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

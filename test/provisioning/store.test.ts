@@ -282,7 +282,8 @@ describe('lifecycles and nextTransitionAt', () => {
     await open({ grids: [grid()], rsdbs: [rsdb()], environments: [environment()] });
     const before = store().lifecycles().resources;
     expect(before).toEqual([
-      { kind: 'grid', id: 101, name: 'Test Grid', state: 'LOADED', isFinal: true, since: T0, nextStart: { outcome: 'CHECKED', once: false } },
+      // A grid without monitors never takes STARTING_MONITORS.
+      { kind: 'grid', id: 101, name: 'Test Grid', state: 'LOADED', isFinal: true, since: T0, nextStart: { outcome: 'CHECKED', once: false }, skips: ['STARTING_MONITORS'] },
       { kind: 'rsdb', id: 201, name: 'Results DB', state: 'LOADED', isFinal: true, since: T0, nextStart: { outcome: 'ALLOCATED_DATABASE', once: false } },
       { kind: 'environment', id: 301, name: 'Staging Environment', state: 'LOADED', isFinal: true, since: T0, nextStart: { outcome: 'RUNNING', once: false } },
     ]);
@@ -296,6 +297,7 @@ describe('lifecycles and nextTransitionAt', () => {
       next: { state: 'ALLOCATED', at: T0 + 1000 + D.allocating },
       settlesAt: T0 + 1000 + CHECKED_AT,
       nextStart: { outcome: 'CHECKED', once: false },
+      skips: ['STARTING_MONITORS'],
       currentStart: { outcome: 'CHECKED', startedAt: T0 + 1000 },
     });
     const servers = store().lifecycles().resources.filter((r) => r.kind === 'cloudServer');

@@ -16,7 +16,7 @@ type Entry = Position & { kind: string; id: number; isFinal: boolean; since: num
 const lifecycles = async () => (await app.inject({ url: '/_emulator/lifecycles' })).json();
 const grid103 = async (): Promise<Entry> => (await lifecycles()).resources.find((r: Entry) => r.kind === 'grid' && r.id === 103);
 const states = (path: Path) => path.rows.map((r) => r.state);
-/** The states but the one a grid without monitors skips: the line leaves it out once seen skipped, in italics before. */
+/** The states but the one a grid without monitors skips (its lifecycle's `skips`): the line never shows it. */
 const taken = (path: Path) => states(path).filter((s) => s !== 'STARTING_MONITORS');
 /** As the page calls it: the path shown before, and how the next start is set to end. */
 const draw = (tables: unknown, position: Entry, previous?: Path) => pathOf(tables, position, previous, position.nextStart?.outcome);
@@ -30,8 +30,11 @@ describe('the progress line of the demo grid 103 (CHECKED_WITH_FAILURES)', () =>
     const way = failing.filter((s) => s !== 'STARTING_MONITORS');
 
     const loaded = await grid103();
+    expect(loaded.skips).toEqual(['STARTING_MONITORS']);
+    // Grid 102 has monitors: it takes every step.
+    expect((await lifecycles()).resources.find((r: Entry) => r.kind === 'grid' && r.id === 102).skips).toBeUndefined();
     let path = draw(tables.grid, loaded);
-    expect(states(path)).toEqual(['LOADED', ...failing]);
+    expect(states(path)).toEqual(['LOADED', ...way]);
 
     // A start the page sees only through its event: the start it set off is the one the grid was set to.
     const seen = moveTo(tables.grid, structuredClone(loaded), 'ALLOCATING', loaded.since + 1);
@@ -57,7 +60,7 @@ describe('the progress line of the demo grid 103 (CHECKED_WITH_FAILURES)', () =>
       await app.inject({ method: 'POST', url: '/_emulator/clock/advance', payload: { to: position.next.at } });
     }
     expect(visited).toEqual(way);
-    // Grid 103 has no monitors: once seen skipped, the step is not drawn.
+    // Grid 103 has no monitors: the step it skips is never drawn.
     expect(states(path)).toEqual(way);
   });
 

@@ -75,9 +75,16 @@ describe('progress line', () => {
   it('shows a never-started resource as LOADED with its first start table ahead', async () => {
     ({ app } = await makeApp(seed()));
     const { tables } = await lifecycles();
-    const path = pathOf(tables.grid, await position('grid', 1));
+    const grid = await position('grid', 1);
+    const path = pathOf(tables.grid, grid);
     expect(path.current).toBe(0);
-    expect(path.rows.map((r) => r.state)).toEqual(['LOADED', ...tables.grid.start.CHECKED.map((r: { state: string }) => r.state)]);
+    // But for the step a grid without monitors never takes.
+    expect(grid.skips).toEqual(['STARTING_MONITORS']);
+    const taken = tables.grid.start.CHECKED.map((r: { state: string }) => r.state).filter((s: string) => s !== 'STARTING_MONITORS');
+    expect(path.rows.map((r) => r.state)).toEqual(['LOADED', ...taken]);
+    // With no `skips` (a grid with monitors), every step of the table.
+    const { skips: _, ...withMonitors } = grid;
+    expect(pathOf(tables.grid, withMonitors).rows.map((r) => r.state)).toEqual(['LOADED', ...tables.grid.start.CHECKED.map((r: { state: string }) => r.state)]);
   });
 
   it('shows the start table of the outcome a never-started resource is set to end in', async () => {

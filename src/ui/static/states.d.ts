@@ -12,6 +12,8 @@ export interface Position {
   next?: { state: string; at: number };
   nextStart?: { outcome: string; once: boolean };
   currentStart?: { outcome: string; startedAt: number };
+  /** States of its start tables the resource never takes (a grid without monitors). */
+  skips?: string[];
 }
 export interface Path {
   rows: Row[];

@@ -42,7 +42,8 @@ export function startTable(kindTables, outcome) {
  * and keeps it while no next step is known (after a transition event, before the next read).
  * Otherwise: the table that holds its current state with its next state right after (rows
  * that a grid without monitors skips may lie between; they are left out), else the first
- * table that holds it. A never-started resource: LOADED, then the start table of
+ * table that holds it. States the resource never takes (its `skips`) are left out of every
+ * table. A never-started resource: LOADED, then the start table of
  * `startOutcome` (how its start is set to end) ahead, or the first one. `previous` is the
  * path shown before: while the resource is still on it, it stays, so a run keeps the path it
  * was seen taking (the same final state can end several tables).
@@ -50,7 +51,10 @@ export function startTable(kindTables, outcome) {
 export function pathOf(kindTables, position, previous, startOutcome) {
   const { state } = position;
   const next = position.next?.state;
-  const started = startTable(kindTables, position.currentStart?.outcome);
+  // The states this resource never takes (`skips`: a grid without monitors) are in no table of it.
+  const skips = position.skips?.length ? new Set(position.skips) : undefined;
+  const taken = (rows) => (skips && rows ? rows.filter((row) => !skips.has(row.state)) : rows);
+  const started = taken(startTable(kindTables, position.currentStart?.outcome));
   const onStart = started ? started.findIndex((row) => row.state === state) : -1;
   // Still on the path shown before: its past is what was seen, so it is kept. LOADED is no
   // step of a lifecycle: a start leaves it behind. On a start, only a path that goes the
@@ -62,10 +66,10 @@ export function pathOf(kindTables, position, previous, startOutcome) {
     return { rows: previous.rows, current: k };
   }
   if (onStart >= 0 && next === undefined) return { rows: started, current: onStart };
-  const all = tablesOf(kindTables);
+  const all = tablesOf(kindTables).map(taken);
   const tables = onStart >= 0 ? [started, ...all] : all;
   if (state === 'LOADED') {
-    const configured = startOutcome === undefined ? undefined : kindTables?.start?.[startOutcome];
+    const configured = startOutcome === undefined ? undefined : taken(kindTables?.start?.[startOutcome]);
     return { rows: [{ state: 'LOADED' }, ...((Array.isArray(configured) && configured) || all[0] || [])], current: 0 };
   }
   for (const rows of tables) {

@@ -35,7 +35,8 @@ describe.skipIf(!HAVE_CHROMIUM)('the progress line of a start set to fail, in Ch
     const { page } = session;
     await page.goto(session.served.url);
     await waitForText(line().locator('li.current'), 'LOADED');
-    expect(await steps()).toEqual(['LOADED', 'ALLOCATING', 'ALLOCATED', 'STARTING_MONITORS', 'CHECKING', 'CHECKED_WITH_FAILURES']);
+    // Grid 103 has no monitors: STARTING_MONITORS, a step it never takes, is not drawn.
+    expect(await steps()).toEqual(['LOADED', ...WAY]);
 
     await recordLines();
     await page.locator('article[data-kind="grid"][data-id="103"] button[name=start]').click();
@@ -50,8 +51,8 @@ describe.skipIf(!HAVE_CHROMIUM)('the progress line of a start set to fail, in Ch
     expect(await steps()).toEqual(WAY);
     const lines = await startedLines();
     expect(lines.length).toBeGreaterThanOrEqual(4);
-    // Never the success's way, never a line cut short, at any moment.
-    for (const l of lines) expect(l.filter((s) => s !== 'STARTING_MONITORS')).toEqual(WAY);
+    // Never the success's way, never a line cut short, never a step the grid does not take, at any moment.
+    for (const l of lines) expect(l).toEqual(WAY);
   });
 
   it('shows the same for a start made by someone else, seen through its events', async () => {
@@ -71,6 +72,6 @@ describe.skipIf(!HAVE_CHROMIUM)('the progress line of a start set to fail, in Ch
     expect(await steps()).toEqual(WAY);
     const lines = await startedLines();
     expect(lines.length).toBeGreaterThanOrEqual(4);
-    for (const l of lines) expect(l.filter((s) => s !== 'STARTING_MONITORS')).toEqual(WAY);
+    for (const l of lines) expect(l).toEqual(WAY);
   });
 });

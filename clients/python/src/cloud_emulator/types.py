@@ -81,6 +81,7 @@ class ResourceLifecycle(TypedDict, total=False):
     settlesAt: int
     nextStart: NextStartInfo
     currentStart: CurrentStart
+    skips: List[str]
 
 
 class NextStart(TypedDict):
