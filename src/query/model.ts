@@ -910,13 +910,13 @@ export class MinuteBatch {
   /** Per slot: the block (page group) its beacons go to. */
   private readonly slotBase: number[] = [];
   /** Per slot: the number of its lifts in the tables (grown by doubling). */
-  private slotLift = new Int32Array(256);
+  private slotLift = new Int32Array(64);
   /**
    * The minutes per slot and rank, RANKS apart (grown by doubling). Bounded: a slot is a
    * distribution and a count of at most MAX_BATCH_COUNT beacons met in the range (538 in 93
    * days of the bench's model), and the batch lives for one run of days or hours of one query.
    */
-  ranks = new Int32Array(256 * RANKS);
+  ranks = new Int32Array(64 * RANKS);
   /** Minutes without an incident, by their count of beacons. */
   readonly plain: Array<PlainCount | undefined> = [];
   /** The errors of minutes with an incident, and the buckets of minutes with more than MAX_BATCH_COUNT beacons in a page group. */
@@ -945,15 +945,27 @@ export class MinuteBatch {
    * count (a few KiB) serve all its minutes at once: in the order of time, every minute
    * reached for other tables in some 600 KiB, and waited on memory for most of its time.
    */
-  private readonly pendingCount = new Int32Array(PENDING);
-  private readonly pendingHash = new Int32Array(PENDING);
+  private pendingCount = new Int32Array(0);
+  private pendingHash = new Int32Array(0);
   private pending = 0;
 
   /** Adds a minute without an incident, of `n` beacons and hash `minuteHash` (mixMinute). */
   addPlain(n: number, minuteHash: number): void {
+    if (this.pending === this.pendingCount.length) {
+      // Grown as minutes come (a batch of one hour keeps 60), up to PENDING; then counted.
+      if (this.pending === PENDING) this.countPending();
+      else {
+        const size = Math.min(PENDING, Math.max(60, this.pending * 2));
+        const counts = new Int32Array(size);
+        counts.set(this.pendingCount);
+        const hashes = new Int32Array(size);
+        hashes.set(this.pendingHash);
+        this.pendingCount = counts;
+        this.pendingHash = hashes;
+      }
+    }
     this.pendingCount[this.pending] = n;
-    this.pendingHash[this.pending] = minuteHash;
-    if (++this.pending === PENDING) this.countPending();
+    this.pendingHash[this.pending++] = minuteHash;
   }
 
   /** Counts the pending minutes, ordered by their count of beacons (a counting sort). */
