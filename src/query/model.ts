@@ -789,21 +789,25 @@ class LiftTables {
   index = new Uint8Array(256 * 256);
   /** How many lifts the tables hold. */
   count = 0;
-  /** Per bucket distribution: per count of beacons (up to MAX_BATCH_COUNT), its lifts' number, or -1. */
-  private readonly ids = new Map<Float64Array, Int32Array>();
+  /**
+   * Per bucket distribution: per count of beacons, its lifts' number. A map, not a table of
+   * every count: a world with many incidents meets thousands of slowed-down distributions.
+   */
+  private readonly ids = new Map<Float64Array, Map<number, number>>();
   /** Each bucket's least lifting hash times 128 plus the bucket: sorted, they give the order and each bucket's place in it. */
   private readonly keys = new Float64Array(BUCKETS);
 
   /** The number of the lifts of `n` beacons of a distribution, made if they are not kept. */
   idOf(cdf: Float64Array, n: number): number {
     let byCount = this.ids.get(cdf);
-    const known = byCount ? byCount[n] : -1;
-    if (known !== -1) return known;
-    if (!byCount) this.ids.set(cdf, (byCount = new Int32Array(MAX_BATCH_COUNT + 1).fill(-1)));
+    const known = byCount?.get(n);
+    if (known !== undefined) return known;
+    if (!byCount) this.ids.set(cdf, (byCount = new Map()));
     const id = this.count++;
     if (id * BUCKETS === this.floors.length) this.grow();
     this.make(id, cdf, n);
-    return (byCount[n] = id);
+    byCount.set(n, id);
+    return id;
   }
 
   private grow(): void {
